@@ -1,0 +1,94 @@
+"""Everything that differs between the supported stacks lives here (DESIGN §4).
+
+- PyMC 5 gives a step its chain's generator with ``set_rng(rng)``; PyMC 6 with
+  ``setup_chain(rng, tune, draws)`` and may reuse one instance for several chains.
+  :class:`ChainSetup` answers both and calls ``self.start_chain(rng)``, where steps
+  create their per-chain state (never in ``__init__``: with ``cores=1`` PyMC
+  shallow-copies steps between chains, so anything made there is shared).
+- ``pm.sample`` returns ``arviz.InferenceData`` (ArviZ < 1) or ``xarray.DataTree``
+  (ArviZ >= 1): :func:`posterior_dataset` reads the posterior from either.
+- Registration of our steps with ``pm.sample``'s automatic assignment, and the
+  partition-aware convergence checks (:func:`install_convergence_checks`).
+"""
+
+from types import SimpleNamespace
+
+import pymc
+from pymc.util import get_random_generator
+
+PYMC_MAJOR = int(pymc.__version__.split(".")[0])
+
+
+class ChainSetup:
+    """Mixin: per-chain set-up for both PyMC 5 (``set_rng``) and PyMC 6 (``setup_chain``)."""
+
+    def set_rng(self, rng):
+        self.rng = get_random_generator(rng, copy=False)
+        self.start_chain(self.rng)
+
+    def setup_chain(self, rng, tune, draws):
+        self.rng = get_random_generator(rng, copy=False)
+        self.start_chain(self.rng)
+
+    def start_chain(self, rng):  # pragma: no cover - overridden
+        """Create the per-chain state. Called once per chain before its first step."""
+
+
+def register_step_methods(classes):
+    """Append our step classes to PyMC's registry (append, never rebind: PyMC
+    holds references to the list object)."""
+    registry = pymc.step_methods.STEP_METHODS
+    for cls in classes:
+        if cls not in registry:
+            registry.append(cls)
+
+
+def posterior_dataset(idata):
+    """The posterior group of a ``pm.sample`` result as an ``xarray.Dataset``."""
+    post = idata["posterior"]
+    return post.to_dataset() if hasattr(post, "to_dataset") else post
+
+
+def _partition_rvs(model):
+    from pymc_partitions.distributions.partition import PartitionPriorRV
+
+    return [
+        rv
+        for rv in model.free_RVs
+        if rv.owner is not None and isinstance(rv.owner.op, PartitionPriorRV)
+    ]
+
+
+def install_convergence_checks():
+    """Make ``pm.sample``'s convergence checks label-invariant for partition variables.
+
+    PyMC computes R-hat and ESS on every free variable in the posterior. For a
+    partition, the labels of one item are not a meaningful scalar across draws
+    (label switching; canonical labels jump when a block splits), so those checks
+    raise false alarms. The wrapper runs PyMC's own checks with each partition
+    variable replaced by its label-invariant summaries (``{z}_n_clusters``,
+    ``{z}_largest_cluster_frac``, ``{z}_entropy``): the warnings a user sees are
+    about quantities whose R-hat means something. Models without partitions go
+    through PyMC's function unchanged.
+    """
+    import pymc.sampling.mcmc as mcmc
+
+    original = getattr(mcmc.run_convergence_checks, "__wrapped__", mcmc.run_convergence_checks)
+
+    def run_convergence_checks(idata, model):
+        partitions = _partition_rvs(model)
+        if not partitions:
+            return original(idata, model)
+        names = {rv.name for rv in partitions}
+        summaries = [
+            det
+            for det in model.deterministics
+            if any(det.name.startswith(f"{p}_") for p in names)
+        ]
+        kept = [rv for rv in model.free_RVs if rv.name not in names] + summaries
+        view = SimpleNamespace(free_RVs=kept, deterministics=model.deterministics)
+        return original(idata, view)
+
+    run_convergence_checks.__wrapped__ = original
+    run_convergence_checks.__doc__ = install_convergence_checks.__doc__
+    mcmc.run_convergence_checks = run_convergence_checks

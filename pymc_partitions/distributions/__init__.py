@@ -1,0 +1,25 @@
+"""PyMC distributions: partition priors and collapsed likelihoods."""
+
+from pymc_partitions.distributions.collapsed import (
+    CollapsedBetaBernoulli,
+    CollapsedLikelihood,
+    CollapsedLikelihoodRV,
+    CollapsedNormal,
+)
+from pymc_partitions.distributions.partition import (
+    CRP,
+    PartitionPrior,
+    PartitionPriorRV,
+    partition_summaries,
+)
+
+__all__ = [
+    "CRP",
+    "CollapsedBetaBernoulli",
+    "CollapsedLikelihood",
+    "CollapsedLikelihoodRV",
+    "CollapsedNormal",
+    "PartitionPrior",
+    "PartitionPriorRV",
+    "partition_summaries",
+]

@@ -1,0 +1,297 @@
+"""Collapsed likelihoods: observed data whose per-block parameters are integrated out.
+
+Each likelihood is a PyMC distribution (a ``RandomVariable`` op plus a
+``pm.Continuous`` class) taking ``partition=`` (a partition variable such as
+:class:`~pymc_partitions.CRP`) and hyperparameters that may be any PyTensor
+expression, constants or free variables. Its PyTensor log density is what NUTS
+differentiates for the hyperparameters; its numba component (in
+:mod:`pymc_partitions.kernels.components`) is what the partition samplers use, and
+tests check one against the other.
+
+The op carries the binding the step methods need (:class:`CollapsedLikelihoodRV`):
+how to turn observed data and hyperparameter values into the component's
+``data`` and ``params`` records and allocate its statistics.
+"""
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.distributions.dist_math import check_parameters
+from pytensor.tensor.random.op import RandomVariable
+
+from pymc_partitions.distributions.partition import PartitionPriorRV, block_sizes
+from pymc_partitions.distributions.validation import (
+    as_hyper_vector,
+    check_positive,
+    constant_value,
+    observed_matrix,
+)
+from pymc_partitions.kernels.components import beta_bernoulli as bb_kernel
+from pymc_partitions.kernels.components import normal as normal_kernel
+
+LOG_2PI = float(np.log(2 * np.pi))
+
+
+class CollapsedLikelihoodRV(RandomVariable):
+    """Base op: inputs ``(partition, *hyperparameters)``, output the (n, D) data.
+
+    Subclasses name their hyperparameters (``hyper_names``), which must be positive
+    (``positive``), and provide the kernel binding: ``kernel_data(observed)``,
+    ``kernel_params(hyper_values, n)`` and ``alloc_stats(n, D, params)``.
+    """
+
+    hyper_names: tuple = ()
+    positive: tuple = ()
+    binary = False
+
+    def check_hyper_values(self, values, owner):
+        """Raise a clear error if sampled hyperparameter values are invalid."""
+        for name, value in zip(self.hyper_names, values):
+            if not np.all(np.isfinite(value)) or (name in self.positive and np.any(value <= 0)):
+                raise ValueError(
+                    f"{owner}: hyperparameter '{name}' = {value!r} is outside its support "
+                    f"(must be finite{' and positive' if name in self.positive else ''}). "
+                    f"Give it a prior with that support."
+                )
+
+
+class CollapsedLikelihood(pm.Continuous):
+    """Shared construction of collapsed likelihoods: checks and broadcasting."""
+
+    def __new__(cls, name, partition, *args, observed=None, **kwargs):
+        owner = f"{cls.__name__} '{name}'"
+        data = observed_matrix(observed, owner, binary=cls.rv_op.binary)
+        check_partition(partition, data.shape[0], owner)
+        hypers = cls._bind_hypers(args, kwargs, owner)
+        hypers = [as_hyper_vector(h, v, data.shape[1], owner) for h, v in hypers.items()]
+        return super().__new__(cls, name, partition, *hypers, observed=data, **kwargs)
+
+    @classmethod
+    def dist(cls, partition, *hypers, n_dims=None, **kwargs):
+        owner = cls.__name__
+        named = cls._bind_hypers(hypers, kwargs, owner)
+        if n_dims is not None:
+            named = {h: as_hyper_vector(h, v, n_dims, owner) for h, v in named.items()}
+        else:
+            named = {h: pt.atleast_1d(pt.as_tensor_variable(v)).astype("float64") for h, v in named.items()}
+        return super().dist([partition, *named.values()], **kwargs)
+
+    @classmethod
+    def _bind_hypers(cls, args, kwargs, owner):
+        names = cls.rv_op.hyper_names
+        defaults = cls.hyper_defaults
+        if len(args) > len(names):
+            raise TypeError(f"{owner}: too many positional hyperparameters {args!r}.")
+        values = dict(zip(names, args))
+        for h in names:
+            if h in kwargs:
+                if h in values:
+                    raise TypeError(f"{owner}: '{h}' given twice.")
+                values[h] = kwargs.pop(h)
+            elif h not in values:
+                values[h] = defaults[h]
+        for h in cls.rv_op.positive:
+            check_positive(h, values[h], owner)
+        return values
+
+
+def check_partition(partition, n_rows, owner):
+    """Check ``partition=`` is a partition variable over ``n_rows`` items."""
+    node = getattr(partition, "owner", None)
+    if node is None or not isinstance(node.op, PartitionPriorRV):
+        raise ValueError(
+            f"{owner}: 'partition' must be a partition variable created by a partition prior "
+            f"such as pmp.CRP, got {partition!r}."
+        )
+    n = constant_value(node.op.dist_params(node)[-1])
+    if n is not None and int(n) != n_rows:
+        raise ValueError(
+            f"{owner}: 'observed' has {n_rows} rows but partition '{partition.name}' has "
+            f"n = {int(n)} items; they must match (one row per item)."
+        )
+
+
+def _segment_sums(labels, values, n):
+    # Sum rows of ``values`` by block label: (n, D).
+    return pt.zeros((n, values.shape[1]), dtype="float64")[labels].inc(values)
+
+
+def _batched_rng(draw_one, rng, params, n_params, size):
+    """Apply ``draw_one(rng, *core_params)`` over the batch shape given by size/params."""
+    cores = [np.asarray(p) for p in params]
+    core_ndims = (1,) * n_params
+    batch_shapes = [p.shape[: p.ndim - nd] for p, nd in zip(cores, core_ndims)]
+    batch = tuple(size) if size is not None else np.broadcast_shapes(*batch_shapes)
+    cores = [np.broadcast_to(p, batch + p.shape[p.ndim - nd :]) for p, nd in zip(cores, core_ndims)]
+    first = draw_one(rng, *[p[(0,) * len(batch)] for p in cores])
+    out = np.empty(batch + first.shape, dtype=first.dtype)
+    for idx in np.ndindex(*batch):
+        out[idx] = draw_one(rng, *[p[idx] for p in cores]) if idx != (0,) * len(batch) else first
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Normal with known variance, block means integrated out
+# --------------------------------------------------------------------------------------
+
+
+class CollapsedNormalRV(CollapsedLikelihoodRV):
+    name = "collapsed_normal"
+    signature = "(n),(d),(d),(d)->(n,d)"
+    dtype = "floatX"
+    _print_name = ("CollapsedNormal", "\\operatorname{CollapsedNormal}")
+    hyper_names = ("mu0", "tau", "sigma")
+    positive = ("tau", "sigma")
+
+    @classmethod
+    def rng_fn(cls, rng, partition, mu0, tau, sigma, size):
+        def draw_one(rng, z, mu0, tau, sigma):
+            n_blocks = int(z.max()) + 1
+            means = rng.normal(mu0, tau, size=(n_blocks, mu0.shape[0]))
+            return rng.normal(means[z], sigma)
+
+        return _batched_rng(draw_one, rng, (partition, mu0, tau, sigma), 4, size)
+
+    # Kernel binding.
+    def kernel_data(self, observed):
+        return normal_kernel.make_data(observed)
+
+    def kernel_params(self, values, n):
+        mu0, tau, sigma = values
+        return normal_kernel.make_params(mu0, tau, sigma, n)
+
+    def alloc_stats(self, n, n_dims, params):
+        return normal_kernel.alloc_stats(n, n_dims, params)
+
+
+collapsed_normal = CollapsedNormalRV()
+
+
+class CollapsedNormal(CollapsedLikelihood):
+    r"""Normal data with block means integrated out (diagonal, known variance).
+
+    .. math::
+
+        \mu_{kd} \sim \mathcal N(\mu_{0d}, \tau_d^2), \qquad
+        y_{id} \mid z_i = k \sim \mathcal N(\mu_{kd}, \sigma_d^2)
+
+    independently over dimensions d. The log density is the sum over blocks of the
+    marginal likelihood of the block's rows (per dimension a Normal with covariance
+    :math:`\sigma^2 I + \tau^2 \mathbf 1 \mathbf 1^\top`), computed from per-block
+    sums and sums of squares.
+
+    Parameters
+    ----------
+    partition : TensorVariable
+        A partition variable (e.g. :class:`~pymc_partitions.CRP`) over the n rows.
+    mu0, tau, sigma : tensor_like of float
+        Prior mean and standard deviation of block means, observation noise
+        standard deviation: scalars or length-D vectors, constants or random
+        variables (NUTS samples them).
+    observed : array_like, shape (n, D) or (n,)
+        Finite data; a vector is read as D = 1 and stored as (n, 1).
+    """
+
+    rv_op = collapsed_normal
+    hyper_defaults = {"mu0": 0.0, "tau": 1.0, "sigma": 1.0}
+
+    def logp(value, partition, mu0, tau, sigma):
+        n = value.shape[0]
+        labels = pt.clip(partition, 0, n - 1)
+        resid = value - mu0
+        m = block_sizes(labels, n)[:, None]
+        s = _segment_sums(labels, resid, n)
+        q = _segment_sums(labels, resid**2, n)
+        tau2, sigma2 = tau**2, sigma**2
+        big = sigma2 + m * tau2
+        per_block = (
+            -0.5 * m * LOG_2PI
+            - 0.5 * (m - 1) * pt.log(sigma2)
+            - 0.5 * pt.log(big)
+            - 0.5 * (q - tau2 * s**2 / big) / sigma2
+        )
+        logp = pt.sum(pt.switch(m > 0, per_block, 0.0))
+        logp = pt.switch(pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n)), logp, -np.inf)
+        return check_parameters(logp, pt.all(tau > 0), pt.all(sigma > 0), msg="tau > 0, sigma > 0")
+
+
+# --------------------------------------------------------------------------------------
+# Beta-Bernoulli, block probabilities integrated out
+# --------------------------------------------------------------------------------------
+
+
+class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
+    name = "collapsed_beta_bernoulli"
+    signature = "(n),(d),(d)->(n,d)"
+    dtype = "floatX"
+    _print_name = ("CollapsedBetaBernoulli", "\\operatorname{CollapsedBetaBernoulli}")
+    hyper_names = ("a", "b")
+    positive = ("a", "b")
+    binary = True
+
+    @classmethod
+    def rng_fn(cls, rng, partition, a, b, size):
+        def draw_one(rng, z, a, b):
+            n_blocks = int(z.max()) + 1
+            theta = rng.beta(a, b, size=(n_blocks, a.shape[0]))
+            return (rng.random((z.shape[0], a.shape[0])) < theta[z]).astype(np.float64)
+
+        return _batched_rng(draw_one, rng, (partition, a, b), 3, size)
+
+    def kernel_data(self, observed):
+        return bb_kernel.make_data(observed)
+
+    def kernel_params(self, values, n):
+        return bb_kernel.make_params(*values)
+
+    def alloc_stats(self, n, n_dims, params):
+        return bb_kernel.alloc_stats(n, n_dims, params)
+
+
+collapsed_beta_bernoulli = CollapsedBetaBernoulliRV()
+
+
+class CollapsedBetaBernoulli(CollapsedLikelihood):
+    r"""Binary features with block probabilities integrated out (Jain & Neal 2004, §5).
+
+    .. math::
+
+        \theta_{kd} \sim \mathrm{Beta}(a_d, b_d), \qquad
+        y_{id} \mid z_i = k \sim \mathrm{Bernoulli}(\theta_{kd})
+
+    The log density sums :math:`\log B(a_d + c_{kd}, b_d + m_k - c_{kd}) - \log B(a_d, b_d)`
+    over blocks k and features d, with :math:`m_k` the block size and :math:`c_{kd}`
+    its count of ones.
+
+    Parameters
+    ----------
+    partition : TensorVariable
+        A partition variable over the n rows.
+    a, b : tensor_like of float
+        Beta hyperparameters, > 0: scalars or length-D vectors, constants or random
+        variables.
+    observed : array_like of 0/1, shape (n, D) or (n,)
+    """
+
+    rv_op = collapsed_beta_bernoulli
+    hyper_defaults = {"a": 1.0, "b": 1.0}
+
+    def logp(value, partition, a, b):
+        n = value.shape[0]
+        labels = pt.clip(partition, 0, n - 1)
+        m = block_sizes(labels, n)[:, None]
+        ones = _segment_sums(labels, value, n)
+        per_block = (
+            pt.gammaln(a + ones)
+            + pt.gammaln(b + m - ones)
+            - pt.gammaln(a + b + m)
+            - (pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b))
+        )
+        logp = pt.sum(pt.switch(m > 0, per_block, 0.0))
+        valid = (
+            pt.all(pt.eq(value, 0) | pt.eq(value, 1))
+            & pt.all(pt.ge(partition, 0))
+            & pt.all(pt.lt(partition, n))
+        )
+        logp = pt.switch(valid, logp, -np.inf)
+        return check_parameters(logp, pt.all(a > 0), pt.all(b > 0), msg="a > 0, b > 0")

@@ -1,0 +1,208 @@
+"""Random-partition variables: the partition priors (DESIGN §2, §4).
+
+A partition of n items is an int64 vector of *canonical* labels: label 0 for
+item 0's block, new labels in order of first appearance, so equal partitions have
+equal label vectors. :class:`CRP` is the Chinese restaurant process (Ewens
+distribution).
+
+Each partition variable created in a model also adds label-invariant summaries as
+``pm.Deterministic`` variables, so the posterior holds statistics whose R-hat and
+ESS mean something (raw labels switch): ``{name}_n_clusters``,
+``{name}_largest_cluster_frac`` and ``{name}_entropy`` (entropy of the block-size
+proportions). Pass ``summaries=False`` to leave them out.
+"""
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.distributions.dist_math import check_parameters
+from pytensor.tensor.random.op import RandomVariable
+
+from pymc_partitions.distributions.validation import check_positive, constant_value
+from pymc_partitions.kernels.priors.crp import CRPParams
+
+
+def block_sizes(labels, n):
+    """Sizes of the blocks of ``labels`` (values in [0, n)) as a length-n float vector."""
+    return pt.zeros((n,), dtype="float64")[labels].inc(1.0)
+
+
+def labels_in_range(labels, n):
+    """Symbolic check that every label lies in [0, n)."""
+    return pt.all(pt.ge(labels, 0)) & pt.all(pt.lt(labels, n))
+
+
+def partition_summaries(labels):
+    """Label-invariant statistics of a partition (PyTensor expressions).
+
+    Returns a dict: ``n_clusters`` (int64), ``largest_cluster_frac`` and ``entropy``
+    (entropy of the block-size proportions, nats).
+    """
+    n = labels.shape[-1]
+    sizes = block_sizes(pt.clip(labels, 0, n - 1), n)
+    frac = sizes / n
+    safe = pt.switch(frac > 0, frac, 1.0)
+    return {
+        "n_clusters": pt.sum(sizes > 0).astype("int64"),
+        "largest_cluster_frac": pt.max(sizes) / n,
+        "entropy": -pt.sum(frac * pt.log(safe)),
+    }
+
+
+class PartitionPriorRV(RandomVariable):
+    """Base op of partition priors; step methods recognise partitions by this type.
+
+    Inputs are ``(*hyperparameters, n)``. Subclasses name the hyperparameters
+    (``hyper_names``) and bind them to their numba prior: ``kernel_prior_params(values)``.
+    """
+
+    dtype = "int64"
+    hyper_names: tuple = ()
+
+    def check_hyper_values(self, values, owner):
+        for name, value in zip(self.hyper_names, values):
+            if not np.all(np.isfinite(value)) or np.any(value <= 0):
+                raise ValueError(
+                    f"{owner}: '{name}' = {value!r} is outside its support (must be positive and "
+                    f"finite). Give it a prior with positive support, e.g. pm.Gamma."
+                )
+
+
+class PartitionPrior(pm.Discrete):
+    """Base class of partition-prior distributions (adds the label-invariant summaries)."""
+
+    def __new__(cls, name, *args, summaries=True, **kwargs):
+        rv = super().__new__(cls, name, *args, **kwargs)
+        if summaries:
+            for stat, expr in partition_summaries(rv).items():
+                pm.Deterministic(f"{name}_{stat}", expr)
+        return rv
+
+
+class CRPRV(PartitionPriorRV):
+    """Random partition of n items under the Chinese restaurant process."""
+
+    name = "crp"
+    signature = "(),()->(n)"
+    _print_name = ("CRP", "\\operatorname{CRP}")
+    hyper_names = ("alpha",)
+
+    def kernel_prior_params(self, values):
+        return CRPParams(float(values[0]))
+
+    def _supp_shape_from_params(self, dist_params, param_shapes=None):
+        return (dist_params[1],)
+
+    @classmethod
+    def rng_fn(cls, rng, alpha, n, size):
+        alpha = np.asarray(alpha, dtype=np.float64)
+        n = int(np.asarray(n))
+        batch = tuple(size) if size is not None else alpha.shape
+        alpha = np.broadcast_to(alpha, batch)
+        out = np.empty(batch + (n,), dtype=np.int64)
+        for idx in np.ndindex(*batch):
+            out[idx] = crp_draw(rng, float(alpha[idx]), n)
+        return out
+
+
+crp = CRPRV()
+
+
+def crp_draw(rng, alpha, n):
+    """One partition by sequential seating: item i joins block k with probability
+    n_k / (i + alpha) or opens a new block with probability alpha / (i + alpha).
+    Labels come out canonical."""
+    labels = np.empty(n, dtype=np.int64)
+    sizes = np.zeros(n, dtype=np.float64)
+    n_blocks = 0
+    for i in range(n):
+        weights = np.append(sizes[:n_blocks], alpha)
+        k = rng.choice(n_blocks + 1, p=weights / weights.sum())
+        if k == n_blocks:
+            n_blocks += 1
+        sizes[k] += 1
+        labels[i] = k
+    return labels
+
+
+def ewens_logp(labels, alpha, n):
+    r"""Ewens log probability of the partition the labels encode.
+
+    .. math:: K \log\alpha + \log\Gamma(\alpha) - \log\Gamma(\alpha+n) + \sum_k \log\Gamma(n_k)
+
+    Labels are read as a partition: any relabelling has the same value. Labels
+    outside [0, n) give -inf.
+    """
+    n_items = labels.shape[-1]
+    sizes = block_sizes(pt.clip(labels, 0, n_items - 1), n_items)
+    occupied = sizes > 0
+    n_blocks = pt.sum(occupied)
+    logp = (
+        n_blocks * pt.log(alpha)
+        + pt.gammaln(alpha)
+        - pt.gammaln(alpha + n_items)
+        + pt.sum(pt.switch(occupied, pt.gammaln(pt.switch(occupied, sizes, 1.0)), 0.0))
+    )
+    valid = labels_in_range(labels, n_items) & pt.eq(n_items, n)
+    return pt.switch(valid, logp, -np.inf)
+
+
+class CRP(PartitionPrior):
+    r"""Chinese restaurant process: a random partition of ``n`` items.
+
+    .. math::
+
+        p(z \mid \alpha) = \alpha^K \frac{\Gamma(\alpha)}{\Gamma(\alpha+n)}
+        \prod_{k=1}^{K} \Gamma(n_k)
+
+    (the Ewens distribution; Neal 2000 eq. 3.7 gives its sequential form).
+
+    Parameters
+    ----------
+    alpha : tensor_like of float
+        Concentration, > 0. May be a random variable (e.g. ``pm.Gamma``): the log
+        probability is differentiable in alpha, so NUTS samples it.
+    n : int
+        Number of items (a constant).
+    summaries : bool, default True
+        Add the label-invariant summaries ``{name}_n_clusters``,
+        ``{name}_largest_cluster_frac`` and ``{name}_entropy`` as Deterministics.
+
+    Notes
+    -----
+    The value is an int64 vector of canonical labels (label 0 for item 0's block,
+    new labels in order of first appearance); forward draws (``pm.draw``,
+    ``pm.sample_prior_predictive``) use sequential seating and are canonical. The
+    log probability accepts any labels in [0, n) and evaluates the partition they
+    encode. ``support_point`` is the one-block partition. ``pm.sample`` samples a
+    CRP with :class:`pymc_partitions.Gibbs` unless told otherwise.
+
+    Examples
+    --------
+    >>> import pymc as pm, pymc_partitions as pmp
+    >>> with pm.Model():
+    ...     alpha = pm.Gamma("alpha", 1.0, 1.0)
+    ...     z = pmp.CRP("z", alpha=alpha, n=10)
+    """
+
+    rv_op = crp
+
+    @classmethod
+    def dist(cls, alpha, n, **kwargs):
+        owner = "CRP"
+        n_value = constant_value(n)
+        if n_value is None or n_value.ndim != 0:
+            raise ValueError(f"{owner}: 'n' must be a constant integer number of items, got {n!r}.")
+        if not float(n_value).is_integer() or int(n_value) < 1:
+            raise ValueError(f"{owner}: 'n' must be a positive integer, got {n_value!r}.")
+        check_positive("alpha", alpha, owner)
+        if constant_value(alpha) is not None:
+            alpha = pt.as_tensor_variable(np.asarray(constant_value(alpha), dtype=np.float64))
+        return super().dist([alpha, pt.constant(int(n_value), dtype="int64")], **kwargs)
+
+    def support_point(rv, size, alpha, n):
+        return pt.zeros_like(rv)
+
+    def logp(value, alpha, n):
+        logp = ewens_logp(value, alpha, n)
+        return check_parameters(logp, alpha > 0, msg="alpha > 0")

@@ -1,0 +1,37 @@
+"""Numba kernels: arrays in, arrays out; no PyMC or PyTensor imports (DESIGN §1, §3).
+
+- :mod:`.state`: the partition state (labels, sizes, slot bookkeeping);
+- :mod:`.components`: collapsed likelihoods as ``add``/``remove``/``log_pred`` primitives;
+- :mod:`.priors`: partition priors in the same delta form;
+- moves, one per module: :mod:`.gibbs` (Neal 2000, Alg. 3) and
+  :mod:`.sweep_block` (Herlau et al. 2016, eqs. 5-6), the block primitive later
+  moves are built from;
+- :mod:`.bookkeeping`: loading labels, refreshing caches, the log joint.
+
+Moves are module-level functions over generic primitives; numba specialises them
+to a component and a prior from the types of their params records and caches the
+result on disk.
+"""
+
+from pymc_partitions.kernels import gibbs, sweep_block
+from pymc_partitions.kernels.bookkeeping import (
+    assign_labels,
+    log_joint,
+    refresh_all,
+    refresh_blocks,
+    summarise,
+)
+from pymc_partitions.kernels.state import PartitionState, canonical_labels, new_state
+
+__all__ = [
+    "PartitionState",
+    "assign_labels",
+    "canonical_labels",
+    "gibbs",
+    "log_joint",
+    "new_state",
+    "refresh_all",
+    "refresh_blocks",
+    "summarise",
+    "sweep_block",
+]

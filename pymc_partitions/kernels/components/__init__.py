@@ -1,0 +1,39 @@
+"""Likelihood components: collapsed block likelihoods as numba primitives.
+
+Every component module defines, over its own arrays (DESIGN §3)::
+
+    log_pred(params, stats, data, i, k) -> float   # log p(x_i | items in slot k)
+    add(params, stats, data, i, k)                 # item i joins slot k
+    remove(params, stats, data, i, k)              # item i leaves slot k
+    refresh(params, stats, k)                      # recompute slot k's caches
+    log_marginal(params, stats, k) -> float        # log p(x of slot k's items)
+
+and registers them for its ``params`` record class. Moves call the generic
+functions of :mod:`.base`, which numba resolves from the params type.
+Statistics are updated incrementally: no primitive reads the members of a block.
+"""
+
+from pymc_partitions.kernels.components import beta_bernoulli, normal
+from pymc_partitions.kernels.components.base import (
+    Pair,
+    add,
+    combine,
+    log_marginal,
+    log_pred,
+    refresh,
+    register,
+    remove,
+)
+
+__all__ = [
+    "Pair",
+    "add",
+    "beta_bernoulli",
+    "combine",
+    "log_marginal",
+    "log_pred",
+    "normal",
+    "refresh",
+    "register",
+    "remove",
+]

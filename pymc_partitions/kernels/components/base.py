@@ -1,0 +1,158 @@
+"""Generic component primitives, dispatched on the type of the ``params`` record.
+
+A component module defines its ``params`` as a ``NamedTuple`` class and registers
+its five njit primitives for that class with :func:`register`. Moves call the
+generic functions of this module (``log_pred(params, stats, data, i, k)`` and so
+on); numba resolves them at compile time from ``type(params)`` and inlines the
+component's code, so one move compiles once per component and is cached on disk.
+Called from Python, the same functions dispatch through the registry (tests use
+this).
+
+Several likelihoods observed on one partition are one :class:`Pair` (nested for
+more than two): params ``Pair(first, second)``, stats and data plain 2-tuples;
+their log densities add.
+"""
+
+from typing import Any, Callable, NamedTuple
+
+from numba.extending import overload
+
+# Component code runs inside kernels compiled without reference counting (see _jit).
+_JIT_OPTIONS = {"_nrt": False}
+
+
+class ComponentFunctions(NamedTuple):
+    log_pred: Callable
+    add: Callable
+    remove: Callable
+    refresh: Callable
+    log_marginal: Callable
+
+
+_REGISTRY: dict[type, ComponentFunctions] = {}
+
+
+def register(params_class, *, log_pred, add, remove, refresh, log_marginal):
+    """Register a component's njit primitives for its params record class."""
+    _REGISTRY[params_class] = ComponentFunctions(log_pred, add, remove, refresh, log_marginal)
+
+
+def _lookup(params, name):
+    # Python-side dispatch (params is a value) and numba-side (params is a numba type).
+    cls = getattr(params, "instance_class", None) or type(params)
+    try:
+        return getattr(_REGISTRY[cls], name)
+    except KeyError:
+        raise TypeError(f"no likelihood component is registered for params of type {cls!r}")
+
+
+def log_pred(params, stats, data, i, k):
+    """log p(x_i | items in slot k); for an empty slot the prior predictive."""
+    return _lookup(params, "log_pred")(params, stats, data, i, k)
+
+
+def add(params, stats, data, i, k):
+    """Item i joins slot k: update the slot's statistics and caches."""
+    return _lookup(params, "add")(params, stats, data, i, k)
+
+
+def remove(params, stats, data, i, k):
+    """Item i leaves slot k: update the slot's statistics and caches."""
+    return _lookup(params, "remove")(params, stats, data, i, k)
+
+
+def refresh(params, stats, k):
+    """Recompute slot k's caches from its statistics (after params changed)."""
+    return _lookup(params, "refresh")(params, stats, k)
+
+
+def log_marginal(params, stats, k):
+    """log p(x of slot k's items); 0 for an empty slot."""
+    return _lookup(params, "log_marginal")(params, stats, k)
+
+
+def _impl_for(params, name):
+    cls = getattr(params, "instance_class", None)
+    if cls in _REGISTRY:
+        fn = getattr(_REGISTRY[cls], name)
+        return getattr(fn, "py_func", fn)
+    return None
+
+
+@overload(log_pred, jit_options=_JIT_OPTIONS)
+def _ol_log_pred(params, stats, data, i, k):
+    return _impl_for(params, "log_pred")
+
+
+@overload(add, jit_options=_JIT_OPTIONS)
+def _ol_add(params, stats, data, i, k):
+    return _impl_for(params, "add")
+
+
+@overload(remove, jit_options=_JIT_OPTIONS)
+def _ol_remove(params, stats, data, i, k):
+    return _impl_for(params, "remove")
+
+
+@overload(refresh, jit_options=_JIT_OPTIONS)
+def _ol_refresh(params, stats, k):
+    return _impl_for(params, "refresh")
+
+
+@overload(log_marginal, jit_options=_JIT_OPTIONS)
+def _ol_log_marginal(params, stats, k):
+    return _impl_for(params, "log_marginal")
+
+
+class Pair(NamedTuple):
+    """Params of two components observed on one partition (their log densities add)."""
+
+    first: Any
+    second: Any
+
+
+def _pair_log_pred(params, stats, data, i, k):
+    return log_pred(params.first, stats[0], data[0], i, k) + log_pred(
+        params.second, stats[1], data[1], i, k
+    )
+
+
+def _pair_add(params, stats, data, i, k):
+    add(params.first, stats[0], data[0], i, k)
+    add(params.second, stats[1], data[1], i, k)
+
+
+def _pair_remove(params, stats, data, i, k):
+    remove(params.first, stats[0], data[0], i, k)
+    remove(params.second, stats[1], data[1], i, k)
+
+
+def _pair_refresh(params, stats, k):
+    refresh(params.first, stats[0], k)
+    refresh(params.second, stats[1], k)
+
+
+def _pair_log_marginal(params, stats, k):
+    return log_marginal(params.first, stats[0], k) + log_marginal(params.second, stats[1], k)
+
+
+register(
+    Pair,
+    log_pred=_pair_log_pred,
+    add=_pair_add,
+    remove=_pair_remove,
+    refresh=_pair_refresh,
+    log_marginal=_pair_log_marginal,
+)
+
+
+def combine(params, stats, data):
+    """Nest per-component lists into the params/stats/data of one summed component.
+
+    A single component is returned unchanged; ``[a, b, c]`` becomes
+    ``Pair(Pair(a, b), c)`` with stats ``((sa, sb), sc)`` and data likewise.
+    """
+    p, s, d = params[0], stats[0], data[0]
+    for p2, s2, d2 in zip(params[1:], stats[1:], data[1:]):
+        p, s, d = Pair(p, p2), (s, s2), (d, d2)
+    return p, s, d

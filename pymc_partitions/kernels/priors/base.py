@@ -1,0 +1,60 @@
+"""Generic prior primitives, dispatched on the type of the ``prior_params`` record.
+
+Same scheme as :mod:`pymc_partitions.kernels.components.base`.
+"""
+
+from typing import Callable, NamedTuple
+
+from numba.extending import overload
+
+# Component code runs inside kernels compiled without reference counting (see _jit).
+_JIT_OPTIONS = {"_nrt": False}
+
+
+class PriorFunctions(NamedTuple):
+    log_prior_pred: Callable
+    log_prior: Callable
+
+
+_REGISTRY: dict[type, PriorFunctions] = {}
+
+
+def register(params_class, *, log_prior_pred, log_prior):
+    """Register a prior's njit primitives for its params record class."""
+    _REGISTRY[params_class] = PriorFunctions(log_prior_pred, log_prior)
+
+
+def _lookup(params, name):
+    cls = getattr(params, "instance_class", None) or type(params)
+    try:
+        return getattr(_REGISTRY[cls], name)
+    except KeyError:
+        raise TypeError(f"no partition prior is registered for params of type {cls!r}")
+
+
+def log_prior_pred(prior_params, size, n_blocks):
+    """log weight of an item joining a block of ``size`` items (0: a new block)."""
+    return _lookup(prior_params, "log_prior_pred")(prior_params, size, n_blocks)
+
+
+def log_prior(prior_params, sizes, active, n_active, n):
+    """Total log prior of the partition with block sizes ``sizes[active[:n_active]]``."""
+    return _lookup(prior_params, "log_prior")(prior_params, sizes, active, n_active, n)
+
+
+def _impl_for(prior_params, name):
+    cls = getattr(prior_params, "instance_class", None)
+    if cls in _REGISTRY:
+        fn = getattr(_REGISTRY[cls], name)
+        return getattr(fn, "py_func", fn)
+    return None
+
+
+@overload(log_prior_pred, jit_options=_JIT_OPTIONS)
+def _ol_log_prior_pred(prior_params, size, n_blocks):
+    return _impl_for(prior_params, "log_prior_pred")
+
+
+@overload(log_prior, jit_options=_JIT_OPTIONS)
+def _ol_log_prior(prior_params, sizes, active, n_active, n):
+    return _impl_for(prior_params, "log_prior")

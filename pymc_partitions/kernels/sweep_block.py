@@ -1,0 +1,105 @@
+"""Joint reassignment of a set of items: ``sweep_{C,I}`` of Herlau et al. (2016), eqs. 5-6.
+
+The items C (all in one block, or all unassigned) are moved together into one of
+the candidate blocks :math:`I = (A_1, \\dots, A_m)`, block :math:`A_k` chosen with
+
+.. math::
+
+    \\pi_k = \\frac{q(z^{(k)})}{\\sum_{l} q(z^{(l)})}, \\qquad
+    z^{(k)} = (z \\setminus (C \\cup A_k)) \\cup (C \\cup A_k)
+
+(eq. 5). The ratio :math:`q(z^{(k)})/q(z \\setminus C)` is computed by the chain
+rule: C's items are added to :math:`A_k` one at a time and their prior and
+likelihood predictive terms summed, then taken out again. The forced variant
+(eq. 6) puts C into a given candidate and returns its probability, which
+Metropolis-Hastings moves need for reverse proposals. Cost: O(|C| |I|) component
+``add``/``remove``/``log_pred`` calls.
+
+``sweep_block(state, prior_params, params, stats, data, items, candidates, forced, u, log_w)``
+
+items : (c,) int64
+    The items C, all currently in one slot or all with label -1.
+candidates : (m,) int64
+    Slot numbers of the candidate blocks; -1, or a slot left empty once C is
+    taken out, stands for a new block. Distinct.
+forced : int
+    -1 to draw the block from :math:`\\pi` with the uniform ``u``; otherwise the
+    index into ``candidates`` to assign C to (eq. 6).
+log_w : (m,) float64
+    Scratch.
+
+Returns ``(index, log pi_index, slot)``: the chosen candidate's index, its log
+probability under eq. 5 and the slot C now occupies.
+"""
+
+from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels.components import add, log_pred, refresh, remove
+from pymc_partitions.kernels.priors import log_prior_pred
+from pymc_partitions.kernels.state import close_slot, log_sum_exp, open_slot, sample_log_weights
+
+
+@primitive
+def log_join(state, prior_params, params, stats, data, items, k, n_blocks):
+    """log q(C joins slot k) - log q(C apart), by the chain rule; leaves the state as it was."""
+    sizes = state.sizes
+    acc = 0.0
+    nb = n_blocks
+    for j in range(items.shape[0]):
+        c = items[j]
+        acc += log_prior_pred(prior_params, sizes[k], nb) + log_pred(params, stats, data, c, k)
+        if sizes[k] == 0:
+            nb += 1
+        add(params, stats, data, c, k)
+        sizes[k] += 1
+    for j in range(items.shape[0]):
+        remove(params, stats, data, items[j], k)
+        sizes[k] -= 1
+    return acc
+
+
+@primitive
+def sweep_block(state, prior_params, params, stats, data, items, candidates, forced, u, log_w):
+    """``sweep_{C,I}`` (eq. 5), or its forced form (eq. 6) when ``forced >= 0``."""
+    labels, sizes, counts = state.labels, state.sizes, state.counts
+    # 1. Take C out of its block (if it is in one).
+    k_from = labels[items[0]]
+    if k_from >= 0:
+        for j in range(items.shape[0]):
+            remove(params, stats, data, items[j], k_from)
+            sizes[k_from] -= 1
+            labels[items[j]] = -1
+        if sizes[k_from] == 0:
+            close_slot(state, k_from)
+    # 2. log q(z^(k)) up to a constant common to all candidates (eq. 5).
+    n_blocks = counts[0]
+    k_new = state.free[counts[1] - 1]
+    m = candidates.shape[0]
+    for a in range(m):
+        k = candidates[a]
+        if k < 0 or sizes[k] == 0:
+            k = k_new
+        log_w[a] = log_join(state, prior_params, params, stats, data, items, k, n_blocks)
+    # 3. Draw the candidate (eq. 5) or force it (eq. 6); its log probability.
+    if forced < 0:
+        chosen, log_p = sample_log_weights(log_w, m, u)
+    else:
+        chosen = forced
+        log_p = log_w[chosen] - log_sum_exp(log_w, m)
+    # 4. Put C into the chosen block.
+    k = candidates[chosen]
+    if k < 0 or sizes[k] == 0:
+        k = k_new
+        open_slot(state, k)
+        if counts[1] > 0:
+            refresh(params, stats, state.free[counts[1] - 1])
+    for j in range(items.shape[0]):
+        add(params, stats, data, items[j], k)
+        sizes[k] += 1
+        labels[items[j]] = k
+    return chosen, log_p, k
+
+
+@entry
+def sweep_block_entry(state, prior_params, params, stats, data, items, candidates, forced, u, log_w):
+    """Entry point for :func:`sweep_block` from Python (moves inline the primitive)."""
+    return sweep_block(state, prior_params, params, stats, data, items, candidates, forced, u, log_w)

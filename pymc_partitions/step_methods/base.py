@@ -1,0 +1,86 @@
+"""What every partition step method shares: construction, per-chain state, stats."""
+
+import numpy as np
+from pymc.model import modelcontext
+from pymc.step_methods.compound import BlockedStep, Competence
+from pymc.util import get_value_vars_from_user_vars
+
+from pymc_partitions.compat import ChainSetup
+from pymc_partitions.distributions.partition import PartitionPriorRV
+from pymc_partitions.kernels import summarise
+from pymc_partitions.step_methods.target import PartitionTarget
+
+
+class PartitionStep(ChainSetup, BlockedStep):
+    """Base class of the partition samplers (a ``BlockedStep`` over one partition).
+
+    Subclasses implement :meth:`move` (run the move on a chain's kernel state).
+    The base class reads the model (:class:`PartitionTarget`), keeps one kernel
+    state per chain, loads the point's labels when they are not the ones it wrote
+    last (a new chain, ``initvals``, another step), and reports the label-invariant
+    stats ``n_clusters``, ``largest_cluster_frac`` and ``log_joint`` (the collapsed
+    log p(y, z | hyperparameters)).
+
+    Randomness: every iteration draws a 32-bit seed from the step's
+    ``numpy.random.Generator`` (the one PyMC gives each chain) and seeds numba's
+    generator with it, so the same ``random_seed`` gives the same draws with
+    ``cores=1`` and ``cores>1``.
+    """
+
+    default_blocked = False  # one step instance per partition variable
+    stats_dtypes_shapes = {
+        "n_clusters": (np.int64, []),
+        "largest_cluster_frac": (np.float64, []),
+        "log_joint": (np.float64, []),
+    }
+
+    def __init__(self, vars, *, model=None, blocked=False, rng=None, initial_point=None,
+                 compile_kwargs=None):
+        model = modelcontext(model)
+        value_vars = get_value_vars_from_user_vars(vars, model)
+        if len(value_vars) != 1:
+            raise ValueError(
+                f"{type(self).__name__} samples one partition variable per step; got "
+                f"{[v.name for v in value_vars]}. Create one step per partition."
+            )
+        self.vars = value_vars
+        self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs)
+        self._chain = None
+        self.set_rng(rng)
+
+    def start_chain(self, rng):
+        self._chain = None
+
+    @staticmethod
+    def competence(var, has_grad=None):
+        if var.owner is not None and isinstance(var.owner.op, PartitionPriorRV):
+            return Competence.COMPATIBLE
+        return Competence.INCOMPATIBLE
+
+    def move(self, seed, chain, prior_params, params, stats, data):  # pragma: no cover
+        raise NotImplementedError
+
+    def step(self, point):
+        target = self.target
+        values, prior_params, per_lik = target.params(point)
+        labels = point[target.name]
+        chain = self._chain
+        if chain is None or not np.array_equal(labels, chain.labels):
+            chain = self._chain = target.new_chain_state(
+                target.validate_labels(labels), values, per_lik
+            )
+        params, stats, data = target.kernel_args(chain, values, per_lik)
+        seed = int(self.rng.integers(2**32))
+        move_stats = self.move(seed, chain, prior_params, params, stats, data)
+        n_blocks, largest, log_joint = summarise(
+            chain.state, prior_params, params, stats, chain.labels, chain.scratch
+        )
+        new_point = dict(point)
+        new_point[target.name] = chain.labels.copy()
+        stats_out = {
+            "n_clusters": int(n_blocks),
+            "largest_cluster_frac": largest / target.n,
+            "log_joint": float(log_joint),
+        }
+        stats_out.update(move_stats or {})
+        return new_point, [stats_out]

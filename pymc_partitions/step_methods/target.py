@@ -1,0 +1,227 @@
+"""The conditional target of one partition variable, read once from the model graph.
+
+A partition step samples ``z`` from p(z | everything else). For that to be exact,
+``z`` may enter the model only through its prior and through collapsed likelihoods
+(DESIGN §4); :class:`PartitionTarget` checks this, finds those nodes, and compiles
+one PyTensor function from the model's value variables to every hyperparameter
+the kernels need (the prior's, e.g. alpha, and each likelihood's). Each iteration
+then costs one call of that function with positional inputs and ``trust_input``.
+
+:class:`ChainState` holds one chain's kernel state: the partition with its
+sufficient statistics and the scratch arrays the kernels use.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from pytensor.graph.basic import ancestors
+
+from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
+from pymc_partitions.distributions.partition import PartitionPriorRV
+from pymc_partitions.kernels import assign_labels, new_state, refresh_all
+from pymc_partitions.kernels.components import combine
+
+
+class PartitionModelError(ValueError):
+    """The model uses a partition in a way the step cannot sample exactly."""
+
+
+@dataclass
+class ChainState:
+    """One chain's kernel state (see :mod:`pymc_partitions.kernels.state`)."""
+
+    state: object
+    stats: object
+    labels: np.ndarray  # canonical labels last written to the trace, (n,) int64
+    log_w: np.ndarray  # (n + 1,) float64 scratch
+    order: np.ndarray  # (n,) int64 scratch
+    scratch: np.ndarray  # (n,) int64 scratch
+    hyper_values: list  # hyperparameter values the statistics' caches were computed with
+
+
+class PartitionTarget:
+    """Binding between a model's partition variable and the numba kernels.
+
+    Parameters
+    ----------
+    model : pm.Model
+    value_var : TensorVariable
+        The value variable of the partition.
+    step_name : str
+        Used in error messages.
+    compile_kwargs : dict, optional
+        Passed to the compilation of the hyperparameter function.
+    """
+
+    def __init__(self, model, value_var, step_name, compile_kwargs=None):
+        self.model = model
+        self.value_var = value_var
+        self.name = value_var.name
+        rv = model.values_to_rvs[value_var]
+        self.rv = rv
+        if rv.owner is None or not isinstance(rv.owner.op, PartitionPriorRV):
+            raise PartitionModelError(
+                f"{step_name} samples partition variables (pmp.CRP and other partition priors); "
+                f"'{rv.name}' is not one."
+            )
+        self.step_name = step_name
+        self.prior_op = rv.owner.op
+        prior_inputs = self.prior_op.dist_params(rv.owner)
+        self.n = int(prior_inputs[-1].data) if hasattr(prior_inputs[-1], "data") else None
+        if self.n is None:
+            raise PartitionModelError(f"'{rv.name}': the number of items n must be a constant.")
+        self.likelihoods = self._find_likelihoods(model, rv)
+        if not self.likelihoods:
+            raise PartitionModelError(
+                f"{step_name}: no collapsed likelihood (e.g. pmp.CollapsedNormal) is observed on "
+                f"partition '{rv.name}'; add one with partition={rv.name}."
+            )
+        hyper_exprs = list(prior_inputs[:-1])
+        self.n_prior_hypers = len(hyper_exprs)
+        self.hyper_counts = []
+        for lik in self.likelihoods:
+            exprs = lik.owner.op.dist_params(lik.owner)[1:]
+            self.hyper_counts.append(len(exprs))
+            hyper_exprs.extend(exprs)
+        self._compile_hypers(model, hyper_exprs, compile_kwargs)
+        self.data = [
+            lik.owner.op.kernel_data(model.rvs_to_values[lik].data) for lik in self.likelihoods
+        ]
+        self.n_dims = [d[0].shape[1] for d in self.data]
+        self._last_values = None
+        self._params = None
+
+    # ----------------------------------------------------------------- model reading
+    def _find_likelihoods(self, model, rv):
+        likelihoods = []
+        for other in model.basic_RVs:
+            if other is rv:
+                continue
+            op = other.owner.op
+            if isinstance(op, CollapsedLikelihoodRV) and op.dist_params(other.owner)[0] is rv:
+                if other not in model.observed_RVs:
+                    raise PartitionModelError(
+                        f"'{other.name}' is a collapsed likelihood but not observed; pass observed=."
+                    )
+                hypers = op.dist_params(other.owner)[1:]
+                if rv in ancestors(hypers):
+                    raise PartitionModelError(
+                        f"The hyperparameters of '{other.name}' depend on partition '{rv.name}': "
+                        f"{self.step_name} cannot sample such a model exactly."
+                    )
+                likelihoods.append(other)
+            elif rv in ancestors(other.owner.inputs):
+                raise PartitionModelError(
+                    f"'{other.name}' depends on partition '{rv.name}' other than as a collapsed "
+                    f"likelihood's partition=; {self.step_name} would ignore that term and sample a "
+                    f"wrong posterior. Integrate the block parameters out (pmp.Collapsed*) or "
+                    f"remove the dependence."
+                )
+        for pot in model.potentials:
+            if rv in ancestors([pot]):
+                raise PartitionModelError(
+                    f"Potential '{pot.name}' depends on partition '{rv.name}'; {self.step_name} "
+                    f"cannot include it exactly. Remove it or write it as a collapsed likelihood."
+                )
+        return likelihoods
+
+    def _compile_hypers(self, model, exprs, compile_kwargs):
+        outs = model.replace_rvs_by_values(exprs)
+        needed = set(ancestors(outs))
+        self.input_vars = [v for v in model.value_vars if v in needed]
+        if self.value_var in self.input_vars:
+            raise PartitionModelError(
+                f"The hyperparameters depend on partition '{self.rv.name}' itself."
+            )
+        self.input_names = [v.name for v in self.input_vars]
+        kwargs = dict(compile_kwargs or {})
+        kwargs.setdefault("on_unused_input", "ignore")
+        fn = model.compile_fn(outs, inputs=self.input_vars, point_fn=False, **kwargs)
+        fn.trust_input = True
+        self._hyper_fn = fn
+        self._constant = not self.input_vars
+
+    # ----------------------------------------------------------------- per iteration
+    def hyper_values(self, point):
+        """Hyperparameter values (list of arrays) at ``point``."""
+        if self._constant and self._last_values is not None:
+            return self._last_values
+        return [np.asarray(v) for v in self._hyper_fn(*[point[name] for name in self.input_names])]
+
+    def params(self, point):
+        """``(hyper values, prior_params, per-likelihood params)`` at ``point``.
+
+        Params are rebuilt only when the values change (the Normal component
+        tabulates by block size, O(n D)).
+        """
+        values = self.hyper_values(point)
+        if self._last_values is not None and _same(values, self._last_values):
+            return values, self._params[0], self._params[1]
+        prior_values = values[: self.n_prior_hypers]
+        self.prior_op.check_hyper_values(prior_values, f"partition '{self.rv.name}'")
+        per_lik, pos = [], self.n_prior_hypers
+        for lik, count in zip(self.likelihoods, self.hyper_counts):
+            vals = values[pos : pos + count]
+            pos += count
+            lik.owner.op.check_hyper_values(vals, f"'{lik.name}'")
+            per_lik.append(lik.owner.op.kernel_params(vals, self.n))
+        prior_params = self.prior_op.kernel_prior_params(prior_values)
+        self._last_values = values
+        self._params = (prior_params, per_lik)
+        return values, prior_params, per_lik
+
+    def validate_labels(self, labels):
+        """Check labels coming from the point (e.g. ``initvals``); return them as int64."""
+        labels = np.asarray(labels)
+        where = (
+            f"'{self.rv.name}' (from the starting point: check initvals)"
+        )
+        if labels.shape != (self.n,):
+            raise ValueError(
+                f"Partition {where} must be a vector of n = {self.n} labels, got shape {labels.shape}."
+            )
+        if not np.issubdtype(labels.dtype, np.integer):
+            if not np.all(np.isfinite(labels)) or not np.all(labels == np.round(labels)):
+                raise ValueError(f"Partition {where} must hold integer labels, got {labels!r}.")
+        labels = labels.astype(np.int64)
+        if labels.min() < 0 or labels.max() >= self.n:
+            raise ValueError(
+                f"Partition {where} has labels outside [0, {self.n}): min {labels.min()}, "
+                f"max {labels.max()}. Use labels 0..n-1 (any labelling of the partition works)."
+            )
+        return labels
+
+    def new_chain_state(self, labels, values, per_lik_params):
+        """Load the partition ``labels`` into a fresh kernel state."""
+        stats = [
+            lik.owner.op.alloc_stats(self.n, d, p)
+            for lik, d, p in zip(self.likelihoods, self.n_dims, per_lik_params)
+        ]
+        params, stats_c, data_c = combine(per_lik_params, stats, self.data)
+        state = new_state(self.n)
+        assign_labels(state, params, stats_c, data_c, labels)
+        return ChainState(
+            state=state,
+            stats=stats_c,
+            labels=np.full(self.n, -1, dtype=np.int64),
+            log_w=np.empty(self.n + 1),
+            order=np.arange(self.n, dtype=np.int64),
+            scratch=np.empty(self.n, dtype=np.int64),
+            hyper_values=values,
+        )
+
+    def kernel_args(self, chain, values, per_lik_params):
+        """``(params, stats, data)`` for the kernels; refreshes the chain's caches
+        if its hyperparameters changed since its last iteration."""
+        params, _, data = combine(per_lik_params, [None] * len(per_lik_params), self.data)
+        if not _same(values, chain.hyper_values):
+            refresh_all(chain.state, params, chain.stats)
+            chain.hyper_values = values
+        return params, chain.stats, data
+
+
+def _same(values, other):
+    return len(values) == len(other) and all(np.array_equal(a, b) for a, b in zip(values, other))
+
+
+__all__ = ["ChainState", "PartitionModelError", "PartitionTarget"]
