@@ -27,6 +27,7 @@ __version__ = "0.1.0"
 
 compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
+compat.install_initval_checks()
 
 __all__ = [
     "CRP",

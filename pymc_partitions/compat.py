@@ -7,14 +7,22 @@
   shallow-copies steps between chains, so anything made there is shared).
 - ``pm.sample`` returns ``arviz.InferenceData`` (ArviZ < 1) or ``xarray.DataTree``
   (ArviZ >= 1): :func:`posterior_dataset` reads the posterior from either.
-- Registration of our steps with ``pm.sample``'s automatic assignment, and the
-  partition-aware convergence checks (:func:`install_convergence_checks`).
+- Registration of our steps with ``pm.sample``'s automatic assignment, the
+  partition-aware convergence checks (:func:`install_convergence_checks`) and the
+  check of partition ``initvals`` (:func:`install_initval_checks`).
+- ``ancestors`` moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal``.
 """
 
 from types import SimpleNamespace
 
+import numpy as np
 import pymc
 from pymc.util import get_random_generator
+
+try:  # PyTensor >= 2.3x
+    from pytensor.graph.traversal import ancestors  # noqa: F401
+except ImportError:  # pragma: no cover
+    from pytensor.graph.basic import ancestors  # noqa: F401
 
 PYMC_MAJOR = int(pymc.__version__.split(".")[0])
 
@@ -92,3 +100,44 @@ def install_convergence_checks():
     run_convergence_checks.__wrapped__ = original
     run_convergence_checks.__doc__ = install_convergence_checks.__doc__
     mcmc.run_convergence_checks = run_convergence_checks
+
+
+def check_partition_initvals(model, overrides):
+    """Validate user ``initvals`` for partition variables (length, integers, range)."""
+    from pymc_partitions.distributions.partition import validate_labels
+
+    partitions = _partition_rvs(model)
+    if not partitions:
+        return
+    per_chain = overrides if isinstance(overrides, list | tuple) else [overrides]
+    for chain, override in enumerate(per_chain):
+        if not override:
+            continue
+        for key, value in override.items():
+            for rv in partitions:
+                if key is rv or key is model.rvs_to_values[rv] or key == rv.name:
+                    n = int(rv.owner.op.dist_params(rv.owner)[-1].data)
+                    chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""
+                    validate_labels(
+                        np.asarray(value), n, f"initvals['{rv.name}']{chain_txt}"
+                    )
+
+
+def install_initval_checks():
+    """Check ``initvals`` of partition variables before PyMC builds starting points,
+    so a wrong length or an out-of-range label gets an error that names the variable
+    (PyMC's own would be a PyTensor type mismatch)."""
+    import pymc.sampling.mcmc as mcmc
+
+    original = getattr(
+        mcmc.make_initial_point_fns_per_chain, "__wrapped__", mcmc.make_initial_point_fns_per_chain
+    )
+
+    def make_initial_point_fns_per_chain(*args, **kwargs):
+        model, overrides = kwargs.get("model"), kwargs.get("overrides")
+        if model is not None and overrides is not None:
+            check_partition_initvals(model, overrides)
+        return original(*args, **kwargs)
+
+    make_initial_point_fns_per_chain.__wrapped__ = original
+    mcmc.make_initial_point_fns_per_chain = make_initial_point_fns_per_chain

@@ -22,6 +22,29 @@ from pymc_partitions.distributions.validation import check_positive, constant_va
 from pymc_partitions.kernels.priors.crp import CRPParams
 
 
+def validate_labels(labels, n, where):
+    """Check a label vector for a partition of ``n`` items; return it as int64.
+
+    ``where`` names the variable and where the labels came from, for the error.
+    Any labelling is accepted (the partition it encodes is what counts).
+    """
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        raise ValueError(
+            f"{where} must be a vector of n = {n} labels, got shape {labels.shape}."
+        )
+    if not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == bool):
+        if not np.all(np.isfinite(labels)) or not np.all(labels == np.round(labels)):
+            raise ValueError(f"{where} must hold integer labels, got {labels!r}.")
+    labels = labels.astype(np.int64)
+    if labels.min() < 0 or labels.max() >= n:
+        raise ValueError(
+            f"{where} has labels outside [0, {n}): min {labels.min()}, max {labels.max()}. "
+            f"Use labels in 0..n-1 (any labelling of the partition works)."
+        )
+    return labels
+
+
 def block_sizes(labels, n):
     """Sizes of the blocks of ``labels`` (values in [0, n)) as a length-n float vector."""
     return pt.zeros((n,), dtype="float64")[labels].inc(1.0)

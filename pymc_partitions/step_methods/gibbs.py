@@ -36,7 +36,8 @@ class Gibbs(PartitionStep):
     ------------------
     n_clusters : int, number of blocks after the draw
     largest_cluster_frac : float, size of the largest block / n
-    log_joint : float, collapsed log p(y, z | hyperparameters)
+    log_joint : float, collapsed log p(y, z | hyperparameters), at the hyperparameter
+        values this step read (NUTS may move them later in the same iteration)
 
     Cost: O(n K D) per sweep for the diagonal Normal, O(n K) times the number of
     ones per item for Beta-Bernoulli; statistics are updated incrementally.

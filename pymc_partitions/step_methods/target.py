@@ -14,10 +14,10 @@ sufficient statistics and the scratch arrays the kernels use.
 from dataclasses import dataclass
 
 import numpy as np
-from pytensor.graph.basic import ancestors
 
+from pymc_partitions.compat import ancestors
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
-from pymc_partitions.distributions.partition import PartitionPriorRV
+from pymc_partitions.distributions.partition import PartitionPriorRV, validate_labels
 from pymc_partitions.kernels import assign_labels, new_state, refresh_all
 from pymc_partitions.kernels.components import combine
 
@@ -172,24 +172,8 @@ class PartitionTarget:
 
     def validate_labels(self, labels):
         """Check labels coming from the point (e.g. ``initvals``); return them as int64."""
-        labels = np.asarray(labels)
-        where = (
-            f"'{self.rv.name}' (from the starting point: check initvals)"
-        )
-        if labels.shape != (self.n,):
-            raise ValueError(
-                f"Partition {where} must be a vector of n = {self.n} labels, got shape {labels.shape}."
-            )
-        if not np.issubdtype(labels.dtype, np.integer):
-            if not np.all(np.isfinite(labels)) or not np.all(labels == np.round(labels)):
-                raise ValueError(f"Partition {where} must hold integer labels, got {labels!r}.")
-        labels = labels.astype(np.int64)
-        if labels.min() < 0 or labels.max() >= self.n:
-            raise ValueError(
-                f"Partition {where} has labels outside [0, {self.n}): min {labels.min()}, "
-                f"max {labels.max()}. Use labels 0..n-1 (any labelling of the partition works)."
-            )
-        return labels
+        where = f"Partition '{self.rv.name}' (from the starting point: check initvals)"
+        return validate_labels(labels, self.n, where)
 
     def new_chain_state(self, labels, values, per_lik_params):
         """Load the partition ``labels`` into a fresh kernel state."""
