@@ -146,7 +146,10 @@ class PartitionTarget:
         """Hyperparameter values (list of arrays) at ``point``."""
         if self._constant and self._last_values is not None:
             return self._last_values
-        return [np.asarray(v) for v in self._hyper_fn(*[point[name] for name in self.input_names])]
+        return [
+            np.asarray(v, dtype=np.float64)
+            for v in self._hyper_fn(*[point[name] for name in self.input_names])
+        ]
 
     def params(self, point):
         """``(hyper values, prior_params, per-likelihood params)`` at ``point``.
@@ -205,7 +208,12 @@ class PartitionTarget:
 
 
 def _same(values, other):
-    return len(values) == len(other) and all(np.array_equal(a, b) for a, b in zip(values, other))
+    # Hot path (twice per iteration): identity first, then one bytes comparison.
+    if values is other:
+        return True
+    if other is None or len(values) != len(other):
+        return False
+    return all(a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(values, other))
 
 
 __all__ = ["ChainState", "PartitionModelError", "PartitionTarget"]
