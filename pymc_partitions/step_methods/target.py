@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pymc_partitions.compat import ancestors
+from pymc_partitions.compat import ancestors, small_function_mode
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
 from pymc_partitions.distributions.partition import PartitionPriorRV, validate_labels
 from pymc_partitions.kernels import assign_labels, new_state, refresh_all
@@ -136,6 +136,8 @@ class PartitionTarget:
         self.input_names = [v.name for v in self.input_vars]
         kwargs = dict(compile_kwargs or {})
         kwargs.setdefault("on_unused_input", "ignore")
+        if small_function_mode() is not None:
+            kwargs.setdefault("mode", small_function_mode())
         fn = model.compile_fn(outs, inputs=self.input_vars, point_fn=False, **kwargs)
         fn.trust_input = True
         self._hyper_fn = fn

@@ -17,8 +17,7 @@ from typing import Any, Callable, NamedTuple
 
 from numba.extending import overload
 
-# Component code runs inside kernels compiled without reference counting (see _jit).
-_JIT_OPTIONS = {"_nrt": False}
+from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_impl
 
 
 class ComponentFunctions(NamedTuple):
@@ -38,12 +37,7 @@ def register(params_class, *, log_pred, add, remove, refresh, log_marginal):
 
 
 def _lookup(params, name):
-    # Python-side dispatch (params is a value) and numba-side (params is a numba type).
-    cls = getattr(params, "instance_class", None) or type(params)
-    try:
-        return getattr(_REGISTRY[cls], name)
-    except KeyError:
-        raise TypeError(f"no likelihood component is registered for params of type {cls!r}")
+    return lookup(_REGISTRY, params, name, "likelihood component")
 
 
 def log_pred(params, stats, data, i, k):
@@ -72,34 +66,30 @@ def log_marginal(params, stats, k):
 
 
 def _impl_for(params, name):
-    cls = getattr(params, "instance_class", None)
-    if cls in _REGISTRY:
-        fn = getattr(_REGISTRY[cls], name)
-        return getattr(fn, "py_func", fn)
-    return None
+    return overload_impl(_REGISTRY, params, name)
 
 
-@overload(log_pred, jit_options=_JIT_OPTIONS)
+@overload(log_pred, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_pred(params, stats, data, i, k):
     return _impl_for(params, "log_pred")
 
 
-@overload(add, jit_options=_JIT_OPTIONS)
+@overload(add, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_add(params, stats, data, i, k):
     return _impl_for(params, "add")
 
 
-@overload(remove, jit_options=_JIT_OPTIONS)
+@overload(remove, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_remove(params, stats, data, i, k):
     return _impl_for(params, "remove")
 
 
-@overload(refresh, jit_options=_JIT_OPTIONS)
+@overload(refresh, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_refresh(params, stats, k):
     return _impl_for(params, "refresh")
 
 
-@overload(log_marginal, jit_options=_JIT_OPTIONS)
+@overload(log_marginal, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_marginal(params, stats, k):
     return _impl_for(params, "log_marginal")
 

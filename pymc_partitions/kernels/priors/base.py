@@ -7,8 +7,7 @@ from typing import Callable, NamedTuple
 
 from numba.extending import overload
 
-# Component code runs inside kernels compiled without reference counting (see _jit).
-_JIT_OPTIONS = {"_nrt": False}
+from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_impl
 
 
 class PriorFunctions(NamedTuple):
@@ -25,11 +24,7 @@ def register(params_class, *, log_prior_pred, log_prior):
 
 
 def _lookup(params, name):
-    cls = getattr(params, "instance_class", None) or type(params)
-    try:
-        return getattr(_REGISTRY[cls], name)
-    except KeyError:
-        raise TypeError(f"no partition prior is registered for params of type {cls!r}")
+    return lookup(_REGISTRY, params, name, "partition prior")
 
 
 def log_prior_pred(prior_params, size, n_blocks):
@@ -43,18 +38,14 @@ def log_prior(prior_params, sizes, active, n_active, n):
 
 
 def _impl_for(prior_params, name):
-    cls = getattr(prior_params, "instance_class", None)
-    if cls in _REGISTRY:
-        fn = getattr(_REGISTRY[cls], name)
-        return getattr(fn, "py_func", fn)
-    return None
+    return overload_impl(_REGISTRY, prior_params, name)
 
 
-@overload(log_prior_pred, jit_options=_JIT_OPTIONS)
+@overload(log_prior_pred, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_prior_pred(prior_params, size, n_blocks):
     return _impl_for(prior_params, "log_prior_pred")
 
 
-@overload(log_prior, jit_options=_JIT_OPTIONS)
+@overload(log_prior, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_prior(prior_params, sizes, active, n_active, n):
     return _impl_for(prior_params, "log_prior")

@@ -1,0 +1,33 @@
+"""Type dispatch shared by components and priors.
+
+A registry maps a params record class (a ``NamedTuple``) to the njit primitives of
+one component or prior. Generic functions look the implementation up from the
+params' type: in Python from the value, in numba (through ``overload``) from the
+numba type's ``instance_class`` at compile time.
+"""
+
+# Implementations run inside kernels compiled without reference counting (see _jit).
+OVERLOAD_JIT_OPTIONS = {"_nrt": False}
+
+
+def params_class(params):
+    """The record class of ``params``: a value's type, or a numba type's class."""
+    return getattr(params, "instance_class", None) or type(params)
+
+
+def lookup(registry, params, name, kind):
+    """The primitive ``name`` registered for ``params``' class; a clear error if none."""
+    cls = params_class(params)
+    try:
+        return getattr(registry[cls], name)
+    except KeyError:
+        raise TypeError(f"no {kind} is registered for params of type {cls!r}") from None
+
+
+def overload_impl(registry, params, name):
+    """For ``numba.extending.overload``: the Python function numba compiles, or None."""
+    cls = getattr(params, "instance_class", None)
+    if cls in registry:
+        fn = getattr(registry[cls], name)
+        return getattr(fn, "py_func", fn)
+    return None
