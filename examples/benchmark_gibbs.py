@@ -20,7 +20,7 @@ import pymc as pm
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, gibbs, new_state
 from pymc_partitions.kernels.components import normal
-from pymc_partitions.kernels.priors.crp import CRPParams
+from pymc_partitions.kernels.priors import crp
 
 
 def synthetic_nguyen(n=300, seed=0):
@@ -63,7 +63,7 @@ def bench_sweep(x, alpha, tau, sigma, repeats, burn_in):
     params = normal.make_params(np.zeros(d), np.full(d, tau), np.full(d, sigma), n)
     stats, data, state = normal.alloc_stats(n, d, params), normal.make_data(x), new_state(n)
     assign_labels(state, params, stats, data, np.zeros(n, dtype=np.int64))
-    prior = CRPParams(alpha)
+    prior = crp.make_params(alpha, n)
     log_w, order = np.empty(n + 1), np.arange(n, dtype=np.int64)
     gibbs.run_sweeps(1, burn_in, state, prior, params, stats, data, log_w, order)
     seeds = iter(range(10, 10 + repeats))

@@ -12,7 +12,7 @@ import pytest
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
 from pymc_partitions.kernels.components import beta_bernoulli, combine, log_pred, normal
-from pymc_partitions.kernels.priors.crp import CRPParams
+from pymc_partitions.kernels.priors import crp
 
 RTOL = 1e-8
 
@@ -151,7 +151,7 @@ def test_log_joint_equals_model_logp():
         params, stats, data = fresh
         assign_labels(state, params, stats, data, labels)
         canon = np.empty(n, dtype=np.int64)
-        _, _, kernel = summarise(state, CRPParams(alpha), params, stats, canon, np.empty(n, dtype=np.int64))
+        _, _, kernel = summarise(state, crp.make_params(alpha, n), params, stats, canon, np.empty(n, dtype=np.int64))
         assert np.array_equal(canon, labels)
         assert rel_err(kernel, logp(labels)) <= RTOL
 
@@ -193,12 +193,12 @@ def test_block_move_probabilities_equal_model_ratios():
             state = new_state(n)
             assign_labels(state, params, stats, data, labels)
             chosen, log_p, slot = sweep_block.sweep_block_entry(
-                state, CRPParams(alpha), params, stats, data, items, candidates, forced, 0.5,
+                state, crp.make_params(alpha, n), params, stats, data, items, candidates, forced, 0.5,
                 np.empty(len(candidates)),
             )
             assert chosen == forced
             assert rel_err(log_p, ref_logp[forced]) <= RTOL or abs(log_p - ref_logp[forced]) < 1e-12
             # The state now holds z^(k): its log joint is the model's.
             canon = np.empty(n, dtype=np.int64)
-            _, _, lj = summarise(state, CRPParams(alpha), params, stats, canon, np.empty(n, dtype=np.int64))
+            _, _, lj = summarise(state, crp.make_params(alpha, n), params, stats, canon, np.empty(n, dtype=np.int64))
             assert rel_err(lj, ref[forced]) <= RTOL

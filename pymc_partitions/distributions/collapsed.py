@@ -190,6 +190,17 @@ class CollapsedNormal(CollapsedLikelihood):
         variables (NUTS samples them).
     observed : array_like, shape (n, D) or (n,)
         Finite data; a vector is read as D = 1 and stored as (n, 1).
+
+    Notes
+    -----
+    Forward draws (``pm.sample_prior_predictive``, ``pm.draw``, and
+    ``pm.sample_posterior_predictive``) draw fresh block parameters from their
+    prior given the partition and the hyperparameters. Under
+    ``pm.sample_posterior_predictive`` this is the *mixed* predictive (Gelman, Meng &
+    Stern 1996): partition and hyperparameters from the posterior, block parameters
+    from the prior. It is not the predictive with block parameters from their
+    posterior given the observed rows. The observed data are read when the model is
+    built (a ``pm.Data`` container is read once).
     """
 
     rv_op = collapsed_normal
@@ -271,6 +282,17 @@ class CollapsedBetaBernoulli(CollapsedLikelihood):
         Beta hyperparameters, > 0: scalars or length-D vectors, constants or random
         variables.
     observed : array_like of 0/1, shape (n, D) or (n,)
+
+    Notes
+    -----
+    Forward draws (``pm.sample_prior_predictive``, ``pm.draw``, and
+    ``pm.sample_posterior_predictive``) draw fresh block parameters from their
+    prior given the partition and the hyperparameters. Under
+    ``pm.sample_posterior_predictive`` this is the *mixed* predictive (Gelman, Meng &
+    Stern 1996): partition and hyperparameters from the posterior, block parameters
+    from the prior. It is not the predictive with block parameters from their
+    posterior given the observed rows. The observed data are read when the model is
+    built (a ``pm.Data`` container is read once).
     """
 
     rv_op = collapsed_beta_bernoulli

@@ -19,7 +19,7 @@ from pymc.distributions.dist_math import check_parameters
 from pytensor.tensor.random.op import RandomVariable
 
 from pymc_partitions.distributions.validation import check_positive, constant_value
-from pymc_partitions.kernels.priors.crp import CRPParams
+from pymc_partitions.kernels.priors import crp as crp_kernel
 
 
 def validate_labels(labels, n, where):
@@ -76,7 +76,7 @@ class PartitionPriorRV(RandomVariable):
     """Base op of partition priors; step methods recognise partitions by this type.
 
     Inputs are ``(*hyperparameters, n)``. Subclasses name the hyperparameters
-    (``hyper_names``) and bind them to their numba prior: ``kernel_prior_params(values)``.
+    (``hyper_names``) and bind them to their numba prior: ``kernel_prior_params(values, n)``.
     """
 
     dtype = "int64"
@@ -110,8 +110,8 @@ class CRPRV(PartitionPriorRV):
     _print_name = ("CRP", "\\operatorname{CRP}")
     hyper_names = ("alpha",)
 
-    def kernel_prior_params(self, values):
-        return CRPParams(float(values[0]))
+    def kernel_prior_params(self, values, n):
+        return crp_kernel.make_params(float(values[0]), n)
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
         return (dist_params[1],)

@@ -21,12 +21,12 @@ Example
 >>> import numpy as np
 >>> from pymc_partitions.kernels import new_state, assign_labels, gibbs
 >>> from pymc_partitions.kernels.components import normal
->>> from pymc_partitions.kernels.priors.crp import CRPParams
+>>> from pymc_partitions.kernels.priors import crp
 >>> x = np.random.default_rng(0).normal(size=(50, 2))
 >>> params = normal.make_params(np.zeros(2), np.ones(2), np.ones(2), n=50)
 >>> stats, data, state = normal.alloc_stats(50, 2, params), normal.make_data(x), new_state(50)
 >>> assign_labels(state, params, stats, data, np.zeros(50, dtype=np.int64))
->>> gibbs.run_sweeps(1, 10, state, CRPParams(1.0), params, stats, data,
+>>> gibbs.run_sweeps(1, 10, state, crp.make_params(1.0, 50), params, stats, data,
 ...                  np.empty(51), np.arange(50))
 """
 

@@ -129,22 +129,30 @@ def sample_log_weights(log_w, m, u):
 
     ``u`` is a uniform draw on [0, 1). Returns ``(index, log probability of the
     index)``. Inverse-CDF sampling, so one uniform per draw: two chains fed the
-    same uniforms make the same choice whenever their weights agree.
+    same uniforms make the same choice whenever their weights agree. One pass of
+    exponentials; ``log_w[:m]`` is overwritten with the unnormalised weights.
     """
-    log_norm = log_sum_exp(log_w, m)
-    target = u
+    top = -np.inf
+    for a in range(m):
+        if log_w[a] > top:
+            top = log_w[a]
+    total = 0.0
+    for a in range(m):
+        w = np.exp(log_w[a] - top)
+        log_w[a] = w
+        total += w
+    target = u * total
     acc = 0.0
     chosen = -1
     for a in range(m):
-        p = np.exp(log_w[a] - log_norm)
-        acc += p
-        if target < acc and p > 0.0:
+        acc += log_w[a]
+        if target < acc and log_w[a] > 0.0:
             chosen = a
             break
     if chosen < 0:
-        # Rounding left u above the accumulated mass: take the last positive weight.
+        # Rounding left the target above the accumulated mass: last positive weight.
         for a in range(m - 1, -1, -1):
-            if log_w[a] > -np.inf:
+            if log_w[a] > 0.0:
                 chosen = a
                 break
-    return chosen, log_w[chosen] - log_norm
+    return chosen, np.log(log_w[chosen] / total)

@@ -170,7 +170,7 @@ class PartitionTarget:
             pos += count
             lik.owner.op.check_hyper_values(vals, f"'{lik.name}'")
             per_lik.append(lik.owner.op.kernel_params(vals, self.n))
-        prior_params = self.prior_op.kernel_prior_params(prior_values)
+        prior_params = self.prior_op.kernel_prior_params(prior_values, self.n)
         self._last_values = values
         self._params = (prior_params, per_lik)
         return values, prior_params, per_lik

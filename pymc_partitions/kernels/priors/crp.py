@@ -6,7 +6,8 @@ r"""Chinese restaurant process prior (Ewens distribution).
     \prod_{k=1}^K \Gamma(n_k)
 
 An item joins a block of size m with weight m and opens a new block with weight
-:math:`\alpha` (Neal 2000, eq. 3.7).
+:math:`\alpha` (Neal 2000, eq. 3.7). The log weights are tabulated by block size
+(entry 0 is :math:`\log\alpha`), so a Gibbs move computes no logarithm for them.
 """
 
 import math
@@ -19,16 +20,23 @@ from pymc_partitions.kernels.priors.base import register
 
 
 class CRPParams(NamedTuple):
-    """alpha: float, the concentration (> 0)."""
+    """alpha: float, the concentration (> 0); log_weight: (n+1,) float64 with
+    log_weight[0] = log alpha and log_weight[m] = log m. Build with :func:`make_params`."""
 
     alpha: float
+    log_weight: np.ndarray
+
+
+def make_params(alpha, n):
+    log_weight = np.log(np.arange(n + 1, dtype=np.float64), where=np.arange(n + 1) > 0,
+                        out=np.zeros(n + 1))
+    log_weight[0] = np.log(alpha)
+    return CRPParams(float(alpha), log_weight)
 
 
 @primitive
 def log_prior_pred(prior_params, size, n_blocks):
-    if size > 0:
-        return np.log(size)
-    return np.log(prior_params.alpha)
+    return prior_params.log_weight[size]
 
 
 @primitive
