@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
 compat.install_initval_checks()
+compat.quiet_object_mode_warnings(["crp_rv", "collapsed_normal_rv", "collapsed_beta_bernoulli_rv"])
 
 __all__ = [
     "CRP",

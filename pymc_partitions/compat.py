@@ -11,6 +11,10 @@
   partition-aware convergence checks (:func:`install_convergence_checks`) and the
   check of partition ``initvals`` (:func:`install_initval_checks`).
 - ``ancestors`` moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal``.
+- PyTensor 3 runs forward draws through numba and warns that it falls back to
+  object mode for Python ``rng_fn`` methods; ours are Python by design (a draw is
+  a sequential loop either way), so :func:`quiet_object_mode_warnings` silences
+  that warning for our ops only.
 - PyTensor 3 compiles with its numba linker by default; small per-iteration
   functions (the hyperparameter reader) call 3x faster through the C virtual
   machine, so :func:`small_function_mode` asks for it where it exists.
@@ -28,6 +32,18 @@ except ImportError:  # pragma: no cover
     from pytensor.graph.basic import ancestors  # noqa: F401
 
 PYMC_MAJOR = int(pymc.__version__.split(".")[0])
+
+
+def quiet_object_mode_warnings(op_names):
+    """Silence PyTensor 3's object-mode notice for the named random-variable ops."""
+    import warnings
+
+    pattern = "|".join(op_names)
+    warnings.filterwarnings(
+        "ignore",
+        message=rf"Numba will use object mode to run ({pattern})",
+        category=UserWarning,
+    )
 
 
 def small_function_mode():

@@ -180,11 +180,20 @@ def test_convergence_checks_use_label_invariant_statistics():
     ]
 
 
-def test_arviz_diagnostics_on_summaries():
+def test_arviz_diagnostics_on_summaries(tmp_path):
     import arviz as az
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
     model = small_model(n=10)
     idata = run(model, random_seed=9, chains=2, draws=100)
     summary = az.summary(idata, var_names=["z_n_clusters", "z_largest_cluster_frac", "z_entropy"])
     assert len(summary) == 3
     assert np.isfinite(np.asarray(az.ess(idata, var_names=["z_entropy"])["z_entropy"])).all()
+    assert np.isfinite(np.asarray(az.rhat(idata, var_names=["z_n_clusters"])["z_n_clusters"])).all()
+    az.plot_trace(idata, var_names=["z_n_clusters", "z_largest_cluster_frac", "z_entropy"])
+    plt.savefig(tmp_path / "trace.png")
+    plt.close("all")
+    assert (tmp_path / "trace.png").stat().st_size > 0
