@@ -174,3 +174,15 @@ def test_vector_observed_is_one_dimension():
         z = pmp.CRP("z", alpha=1.0, n=4)
         y = pmp.CollapsedNormal("y", partition=z, observed=np.arange(4.0))
     assert model.rvs_to_values[y].data.shape == (4, 1)
+
+
+def test_forward_draw_shapes():
+    z = pmp.CRP.dist(alpha=1.0, n=6)
+    y = pmp.CollapsedNormal.dist(z, 0.0, 1.0, 0.5, n_dims=2)
+    assert pm.draw(y, random_seed=1).shape == (6, 2)
+    assert pm.draw(y, draws=3, random_seed=1).shape == (3, 6, 2)
+    b = pmp.CollapsedBetaBernoulli.dist(z, [1.0, 1.0, 1.0], 1.0)
+    assert pm.draw(b, draws=2, random_seed=1).shape == (2, 6, 3)
+    batched = pm.draw(pmp.CRP.dist(alpha=np.array([0.1, 50.0]), n=6), random_seed=1)
+    assert batched.shape == (2, 6)
+    assert np.array_equal(pmp.canonicalize(batched), batched)

@@ -56,7 +56,19 @@ class CollapsedLikelihoodRV(RandomVariable):
 
 
 class CollapsedLikelihood(pm.Continuous):
-    """Shared construction of collapsed likelihoods: checks and broadcasting."""
+    """Shared construction of collapsed likelihoods: checks and broadcasting.
+
+    Notes
+    -----
+    Forward draws (``pm.sample_prior_predictive``, ``pm.draw``, and
+    ``pm.sample_posterior_predictive``) draw fresh block parameters from their
+    prior given the partition and the hyperparameters. Under
+    ``pm.sample_posterior_predictive`` this is the *mixed* predictive (Gelman, Meng &
+    Stern 1996): partition and hyperparameters from the posterior, block parameters
+    from the prior. It is not the predictive with block parameters from their
+    posterior given the observed rows. The observed data are read when the model is
+    built (a ``pm.Data`` container is read once).
+    """
 
     def __new__(cls, name, partition, *args, observed=None, **kwargs):
         owner = f"{cls.__name__} '{name}'"
@@ -116,18 +128,14 @@ def _segment_sums(labels, values, n):
     return pt.zeros((n, values.shape[1]), dtype="float64")[labels].inc(values)
 
 
-def _batched_rng(draw_one, rng, params, n_params, size):
-    """Apply ``draw_one(rng, *core_params)`` over the batch shape given by size/params."""
-    cores = [np.asarray(p) for p in params]
-    core_ndims = (1,) * n_params
-    batch_shapes = [p.shape[: p.ndim - nd] for p, nd in zip(cores, core_ndims)]
-    batch = tuple(size) if size is not None else np.broadcast_shapes(*batch_shapes)
-    cores = [np.broadcast_to(p, batch + p.shape[p.ndim - nd :]) for p, nd in zip(cores, core_ndims)]
-    first = draw_one(rng, *[p[(0,) * len(batch)] for p in cores])
-    out = np.empty(batch + first.shape, dtype=first.dtype)
-    for idx in np.ndindex(*batch):
-        out[idx] = draw_one(rng, *[p[idx] for p in cores]) if idx != (0,) * len(batch) else first
-    return out
+def _batched_rng(draw_one, rng, params, size):
+    """Apply ``draw_one(rng, *core_params)`` over the batch shape (every param has one
+    core dimension)."""
+    params = [np.asarray(p) for p in params]
+    batch = tuple(size) if size is not None else np.broadcast_shapes(*[p.shape[:-1] for p in params])
+    params = [np.broadcast_to(p, batch + p.shape[-1:]) for p in params]
+    draws = [draw_one(rng, *[p[idx] for p in params]) for idx in np.ndindex(*batch)]
+    return np.stack(draws).reshape(batch + draws[0].shape)
 
 
 # --------------------------------------------------------------------------------------
@@ -150,7 +158,7 @@ class CollapsedNormalRV(CollapsedLikelihoodRV):
             means = rng.normal(mu0, tau, size=(n_blocks, mu0.shape[0]))
             return rng.normal(means[z], sigma)
 
-        return _batched_rng(draw_one, rng, (partition, mu0, tau, sigma), 4, size)
+        return _batched_rng(draw_one, rng, (partition, mu0, tau, sigma), size)
 
     # Kernel binding.
     def kernel_data(self, observed):
@@ -191,16 +199,7 @@ class CollapsedNormal(CollapsedLikelihood):
     observed : array_like, shape (n, D) or (n,)
         Finite data; a vector is read as D = 1 and stored as (n, 1).
 
-    Notes
-    -----
-    Forward draws (``pm.sample_prior_predictive``, ``pm.draw``, and
-    ``pm.sample_posterior_predictive``) draw fresh block parameters from their
-    prior given the partition and the hyperparameters. Under
-    ``pm.sample_posterior_predictive`` this is the *mixed* predictive (Gelman, Meng &
-    Stern 1996): partition and hyperparameters from the posterior, block parameters
-    from the prior. It is not the predictive with block parameters from their
-    posterior given the observed rows. The observed data are read when the model is
-    built (a ``pm.Data`` container is read once).
+    Forward draws and observed data: see :class:`CollapsedLikelihood`.
     """
 
     rv_op = collapsed_normal
@@ -247,7 +246,7 @@ class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
             theta = rng.beta(a, b, size=(n_blocks, a.shape[0]))
             return (rng.random((z.shape[0], a.shape[0])) < theta[z]).astype(np.float64)
 
-        return _batched_rng(draw_one, rng, (partition, a, b), 3, size)
+        return _batched_rng(draw_one, rng, (partition, a, b), size)
 
     def kernel_data(self, observed):
         return bb_kernel.make_data(observed)
@@ -283,16 +282,7 @@ class CollapsedBetaBernoulli(CollapsedLikelihood):
         variables.
     observed : array_like of 0/1, shape (n, D) or (n,)
 
-    Notes
-    -----
-    Forward draws (``pm.sample_prior_predictive``, ``pm.draw``, and
-    ``pm.sample_posterior_predictive``) draw fresh block parameters from their
-    prior given the partition and the hyperparameters. Under
-    ``pm.sample_posterior_predictive`` this is the *mixed* predictive (Gelman, Meng &
-    Stern 1996): partition and hyperparameters from the posterior, block parameters
-    from the prior. It is not the predictive with block parameters from their
-    posterior given the observed rows. The observed data are read when the model is
-    built (a ``pm.Data`` container is read once).
+    Forward draws and observed data: see :class:`CollapsedLikelihood`.
     """
 
     rv_op = collapsed_beta_bernoulli

@@ -114,12 +114,13 @@ class CRPRV(PartitionPriorRV):
         return crp_kernel.make_params(float(values[0]), n)
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
-        return (dist_params[1],)
+        n = dist_params[1]
+        return (n if n.ndim == 0 else n.flatten()[0],)
 
     @classmethod
     def rng_fn(cls, rng, alpha, n, size):
         alpha = np.asarray(alpha, dtype=np.float64)
-        n = int(np.asarray(n))
+        n = int(np.asarray(n).ravel()[0])  # broadcast with alpha's batch; one value
         batch = tuple(size) if size is not None else alpha.shape
         alpha = np.broadcast_to(alpha, batch)
         out = np.empty(batch + (n,), dtype=np.int64)
