@@ -30,7 +30,7 @@ def main():
         z = pmp.CRP("z", alpha=alpha, n=len(Y))
         sigma = pm.HalfNormal("sigma", 2.0)
         pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=5.0, sigma=sigma, observed=Y)
-        idata = pm.sample(draws=500, tune=300, chains=4, random_seed=7, progressbar=False)
+        idata = pm.sample(draws=1000, tune=500, chains=4, random_seed=7, progressbar=False)
 
     print(az.summary(idata, var_names=["alpha", "sigma", "z_n_clusters",
                                        "z_largest_cluster_frac", "z_entropy"]))
