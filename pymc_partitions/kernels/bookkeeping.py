@@ -3,7 +3,7 @@
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.components import add, log_marginal, refresh
 from pymc_partitions.kernels.priors import log_prior
-from pymc_partitions.kernels.state import canonical_labels, open_slot
+from pymc_partitions.kernels.state import canonical_labels, open_slot, top_free_slot
 
 
 @primitive
@@ -17,7 +17,21 @@ def refresh_blocks(state, params, stats):
     for a in range(counts[0]):
         refresh(params, stats, state.active[a])
     if counts[1] > 0:
-        refresh(params, stats, state.free[counts[1] - 1])
+        refresh(params, stats, top_free_slot(state))
+
+
+@primitive
+def open_new_block(state, params, stats):
+    """Open the top free slot for a new block and return it.
+
+    The slot below becomes the new-block candidate; its caches are refreshed so
+    they match the current hyperparameters (free slots hold empty statistics).
+    """
+    k = top_free_slot(state)
+    open_slot(state, k)
+    if state.counts[1] > 0:
+        refresh(params, stats, top_free_slot(state))
+    return k
 
 
 @entry
@@ -68,4 +82,11 @@ def summarise(state, prior_params, params, stats, canon, scratch):
     return n_blocks, largest, log_joint(state, prior_params, params, stats)
 
 
-__all__ = ["assign_labels", "log_joint", "refresh_all", "refresh_blocks", "summarise"]
+__all__ = [
+    "assign_labels",
+    "log_joint",
+    "open_new_block",
+    "refresh_all",
+    "refresh_blocks",
+    "summarise",
+]

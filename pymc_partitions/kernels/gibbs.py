@@ -33,9 +33,10 @@ Example
 import numpy as np
 
 from pymc_partitions.kernels._jit import entry, primitive
-from pymc_partitions.kernels.components import add, log_pred, refresh, remove
+from pymc_partitions.kernels.bookkeeping import open_new_block
+from pymc_partitions.kernels.components import add, log_pred, remove
 from pymc_partitions.kernels.priors import log_prior_pred
-from pymc_partitions.kernels.state import close_slot, open_slot, sample_log_weights
+from pymc_partitions.kernels.state import close_slot, sample_log_weights, top_free_slot
 
 
 @primitive
@@ -44,7 +45,7 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
 
     ``log_w`` is (n + 1,) float64 scratch. Returns the slot item i now occupies.
     """
-    sizes, active, free, counts = state.sizes, state.active, state.free, state.counts
+    sizes, active, counts = state.sizes, state.active, state.counts
     # 1. Take item i out of its block. An emptied block's slot goes to the top of
     #    the free stack, where it is the new-block candidate below.
     k_old = state.labels[i]
@@ -54,7 +55,7 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
         close_slot(state, k_old)
     # 2. Unnormalised log conditional of each existing block and of one new block.
     n_active = counts[0]
-    k_new = free[counts[1] - 1]
+    k_new = top_free_slot(state)
     for a in range(n_active):
         k = active[a]
         log_w[a] = log_prior_pred(prior_params, sizes[k], n_active) + log_pred(
@@ -65,14 +66,7 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
     )
     # 3. Draw the block and put item i into it.
     a, _ = sample_log_weights(log_w, n_active + 1, u)
-    if a == n_active:
-        k = k_new
-        open_slot(state, k)
-        if counts[1] > 0:
-            # Keep the next new-block candidate's caches current.
-            refresh(params, stats, free[counts[1] - 1])
-    else:
-        k = active[a]
+    k = open_new_block(state, params, stats) if a == n_active else active[a]
     add(params, stats, data, i, k)
     sizes[k] += 1
     state.labels[i] = k

@@ -33,9 +33,15 @@ probability under eq. 5 and the slot C now occupies.
 """
 
 from pymc_partitions.kernels._jit import entry, primitive
-from pymc_partitions.kernels.components import add, log_pred, refresh, remove
+from pymc_partitions.kernels.bookkeeping import open_new_block
+from pymc_partitions.kernels.components import add, log_pred, remove
 from pymc_partitions.kernels.priors import log_prior_pred
-from pymc_partitions.kernels.state import close_slot, log_sum_exp, open_slot, sample_log_weights
+from pymc_partitions.kernels.state import (
+    close_slot,
+    log_sum_exp,
+    sample_log_weights,
+    top_free_slot,
+)
 
 
 @primitive
@@ -72,7 +78,7 @@ def sweep_block(state, prior_params, params, stats, data, items, candidates, for
             close_slot(state, k_from)
     # 2. log q(z^(k)) up to a constant common to all candidates (eq. 5).
     n_blocks = counts[0]
-    k_new = state.free[counts[1] - 1]
+    k_new = top_free_slot(state)
     m = candidates.shape[0]
     for a in range(m):
         k = candidates[a]
@@ -88,10 +94,7 @@ def sweep_block(state, prior_params, params, stats, data, items, candidates, for
     # 4. Put C into the chosen block.
     k = candidates[chosen]
     if k < 0 or sizes[k] == 0:
-        k = k_new
-        open_slot(state, k)
-        if counts[1] > 0:
-            refresh(params, stats, state.free[counts[1] - 1])
+        k = open_new_block(state, params, stats)
     for j in range(items.shape[0]):
         add(params, stats, data, items[j], k)
         sizes[k] += 1
