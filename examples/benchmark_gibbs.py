@@ -60,7 +60,7 @@ def median_time(fn, repeats):
 
 def bench_sweep(x, alpha, tau, sigma, repeats, burn_in):
     n, d = x.shape
-    params = normal.make_params(np.zeros(d), np.full(d, tau), np.full(d, sigma), n)
+    params = normal.make_params(np.zeros(d), np.full(d, tau), np.full(d, sigma), n=n)
     stats, data, state = normal.alloc_stats(n, d, params), normal.make_data(x), new_state(n)
     assign_labels(state, params, stats, data, np.zeros(n, dtype=np.int64))
     prior = crp.make_params(alpha, n)

@@ -164,7 +164,7 @@ def test_block_move_probabilities_equal_model_ratios():
     xn, xb = rng.normal(size=(n, 1)), (rng.random((n, 2)) < 0.5).astype(float)
     hn, hb = (0.0, 1.0, 1.0), (1.0, 1.0)
     logp = joint_fn(crp_model(n, alpha, xn, xb, hn, hb))
-    pn = normal.make_params(np.zeros(1), np.ones(1), np.ones(1), n)
+    pn = normal.make_params(np.zeros(1), np.ones(1), np.ones(1), n=n)
     pb = beta_bernoulli.make_params(np.ones(2), np.ones(2))
     for trial in range(6):
         labels = pmp.canonicalize(rng.integers(0, 3, n))

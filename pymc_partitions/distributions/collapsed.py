@@ -36,13 +36,24 @@ class CollapsedLikelihoodRV(RandomVariable):
     """Base op: inputs ``(partition, *hyperparameters)``, output the (n, D) data.
 
     Subclasses name their hyperparameters (``hyper_names``), which must be positive
-    (``positive``), and provide the kernel binding: ``kernel_data(observed)``,
-    ``kernel_params(hyper_values, n)`` and ``alloc_stats(n, D, params)``.
+    (``positive``), and their numba component module (``kernel``), which provides
+    ``make_data(observed)``, ``make_params(*hyper_values, n=n)`` and
+    ``alloc_stats(n, D, params)``.
     """
 
     hyper_names: tuple = ()
     positive: tuple = ()
     binary = False
+    kernel = None
+
+    def kernel_data(self, observed):
+        return self.kernel.make_data(observed)
+
+    def kernel_params(self, values, n):
+        return self.kernel.make_params(*values, n=n)
+
+    def alloc_stats(self, n, n_dims, params):
+        return self.kernel.alloc_stats(n, n_dims, params)
 
     def check_hyper_values(self, values, owner):
         """Raise a clear error if sampled hyperparameter values are invalid."""
@@ -150,6 +161,7 @@ class CollapsedNormalRV(CollapsedLikelihoodRV):
     _print_name = ("CollapsedNormal", "\\operatorname{CollapsedNormal}")
     hyper_names = ("mu0", "tau", "sigma")
     positive = ("tau", "sigma")
+    kernel = normal_kernel
 
     @classmethod
     def rng_fn(cls, rng, partition, mu0, tau, sigma, size):
@@ -159,17 +171,6 @@ class CollapsedNormalRV(CollapsedLikelihoodRV):
             return rng.normal(means[z], sigma)
 
         return _batched_rng(draw_one, rng, (partition, mu0, tau, sigma), size)
-
-    # Kernel binding.
-    def kernel_data(self, observed):
-        return normal_kernel.make_data(observed)
-
-    def kernel_params(self, values, n):
-        mu0, tau, sigma = values
-        return normal_kernel.make_params(mu0, tau, sigma, n)
-
-    def alloc_stats(self, n, n_dims, params):
-        return normal_kernel.alloc_stats(n, n_dims, params)
 
 
 collapsed_normal = CollapsedNormalRV()
@@ -238,6 +239,7 @@ class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
     hyper_names = ("a", "b")
     positive = ("a", "b")
     binary = True
+    kernel = bb_kernel
 
     @classmethod
     def rng_fn(cls, rng, partition, a, b, size):
@@ -247,15 +249,6 @@ class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
             return (rng.random((z.shape[0], a.shape[0])) < theta[z]).astype(np.float64)
 
         return _batched_rng(draw_one, rng, (partition, a, b), size)
-
-    def kernel_data(self, observed):
-        return bb_kernel.make_data(observed)
-
-    def kernel_params(self, values, n):
-        return bb_kernel.make_params(*values)
-
-    def alloc_stats(self, n, n_dims, params):
-        return bb_kernel.alloc_stats(n, n_dims, params)
 
 
 collapsed_beta_bernoulli = CollapsedBetaBernoulliRV()

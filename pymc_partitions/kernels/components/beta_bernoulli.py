@@ -44,7 +44,8 @@ class BetaBernoulliStats(NamedTuple):
     sum_log0: np.ndarray
 
 
-def make_params(a, b):
+def make_params(a, b, n=None):
+    """Params from (D,) arrays a, b (``n`` is not needed: nothing is tabulated)."""
     return BetaBernoulliParams(
         np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64)
     )

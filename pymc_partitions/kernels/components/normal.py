@@ -69,7 +69,7 @@ class NormalStats(NamedTuple):
     lognorm: np.ndarray
 
 
-def make_params(mu0, tau, sigma, n):
+def make_params(mu0, tau, sigma, *, n):
     """Params from (D,) arrays of prior mean, prior sd and noise sd, for n items."""
     mu0 = np.ascontiguousarray(mu0, dtype=np.float64)
     tau2 = np.ascontiguousarray(tau, dtype=np.float64) ** 2
