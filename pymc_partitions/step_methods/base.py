@@ -45,11 +45,10 @@ class PartitionStep(ChainSetup, BlockedStep):
             )
         self.vars = value_vars
         self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs)
-        self._chain = None
-        self.set_rng(rng)
+        self.set_rng(rng)  # also creates the (empty) per-chain state
 
     def start_chain(self, rng):
-        self._chain = None
+        self._chain = None  # built from the first point this chain sees
 
     @staticmethod
     def competence(var, has_grad=None):
@@ -58,6 +57,11 @@ class PartitionStep(ChainSetup, BlockedStep):
         return Competence.INCOMPATIBLE
 
     def move(self, seed, chain, prior_params, params, stats, data):  # pragma: no cover
+        """Run the move on ``chain`` (a :class:`ChainState`) with numba seeded by ``seed``.
+
+        Returns a dict of extra sampler stats (declared in ``stats_dtypes_shapes``)
+        or None.
+        """
         raise NotImplementedError
 
     def step(self, point):
