@@ -31,9 +31,6 @@ try:  # PyTensor >= 2.3x
 except ImportError:  # pragma: no cover
     from pytensor.graph.basic import ancestors  # noqa: F401
 
-PYMC_MAJOR = int(pymc.__version__.split(".")[0])
-
-
 def quiet_object_mode_warnings(op_names):
     """Silence PyTensor 3's object-mode notice for the named random-variable ops."""
     import warnings
@@ -136,7 +133,7 @@ def install_convergence_checks():
 
 def check_partition_initvals(model, overrides):
     """Validate user ``initvals`` for partition variables (length, integers, range)."""
-    from pymc_partitions.distributions.partition import validate_labels
+    from pymc_partitions.distributions.partition import partition_size, validate_labels
 
     partitions = _partition_rvs(model)
     if not partitions:
@@ -148,11 +145,9 @@ def check_partition_initvals(model, overrides):
         for key, value in override.items():
             for rv in partitions:
                 if key is rv or key is model.rvs_to_values[rv] or key == rv.name:
-                    n = int(rv.owner.op.dist_params(rv.owner)[-1].data)
                     chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""
-                    validate_labels(
-                        np.asarray(value), n, f"initvals['{rv.name}']{chain_txt}"
-                    )
+                    where = f"initvals['{rv.name}']{chain_txt}"
+                    validate_labels(np.asarray(value), partition_size(rv), where)
 
 
 def install_initval_checks():

@@ -19,7 +19,7 @@ import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
 from pytensor.tensor.random.op import RandomVariable
 
-from pymc_partitions.distributions.partition import PartitionPriorRV, block_sizes
+from pymc_partitions.distributions.partition import PartitionPriorRV, block_sizes, partition_size
 from pymc_partitions.distributions.validation import (
     as_hyper_vector,
     check_positive,
@@ -126,11 +126,11 @@ def check_partition(partition, n_rows, owner):
             f"{owner}: 'partition' must be a partition variable created by a partition prior "
             f"such as pmp.CRP, got {partition!r}."
         )
-    n = constant_value(node.op.dist_params(node)[-1])
-    if n is not None and int(n) != n_rows:
+    n = partition_size(partition)
+    if n is not None and n != n_rows:
         raise ValueError(
             f"{owner}: 'observed' has {n_rows} rows but partition '{partition.name}' has "
-            f"n = {int(n)} items; they must match (one row per item)."
+            f"n = {n} items; they must match (one row per item)."
         )
 
 

@@ -22,6 +22,12 @@ from pymc_partitions.distributions.validation import check_positive, constant_va
 from pymc_partitions.kernels.priors import crp as crp_kernel
 
 
+def partition_size(rv):
+    """The number of items n of a partition variable, or None if n is not a constant."""
+    n = constant_value(rv.owner.op.dist_params(rv.owner)[-1])
+    return None if n is None else int(n)
+
+
 def validate_labels(labels, n, where):
     """Check a label vector for a partition of ``n`` items; return it as int64.
 

@@ -17,7 +17,11 @@ import numpy as np
 
 from pymc_partitions.compat import ancestors, small_function_mode
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
-from pymc_partitions.distributions.partition import PartitionPriorRV, validate_labels
+from pymc_partitions.distributions.partition import (
+    PartitionPriorRV,
+    partition_size,
+    validate_labels,
+)
 from pymc_partitions.kernels import assign_labels, new_state, refresh_all
 from pymc_partitions.kernels.components import combine
 
@@ -67,7 +71,7 @@ class PartitionTarget:
         self.step_name = step_name
         self.prior_op = rv.owner.op
         prior_inputs = self.prior_op.dist_params(rv.owner)
-        self.n = int(prior_inputs[-1].data) if hasattr(prior_inputs[-1], "data") else None
+        self.n = partition_size(rv)
         if self.n is None:
             raise PartitionModelError(f"'{rv.name}': the number of items n must be a constant.")
         self.likelihoods = self._find_likelihoods(model, rv)
