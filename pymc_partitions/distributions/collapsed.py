@@ -38,7 +38,12 @@ class CollapsedLikelihoodRV(RandomVariable):
     Subclasses name their hyperparameters (``hyper_names``), which must be positive
     (``positive``), and their numba component module (``kernel``), which provides
     ``make_data(observed)``, ``make_params(*hyper_values, n=n)`` and
-    ``alloc_stats(n, D, params)``.
+    ``alloc_stats(n, D, params)``. A likelihood whose data or statistics are not an
+    (n, D) matrix overrides :meth:`kernel_data` / :meth:`alloc_stats`.
+
+    Conjugate likelihoods also implement :meth:`block_posterior_draw` and
+    :meth:`block_log_predictive`, which posterior analysis uses (block parameters
+    given a partition, the posterior predictive density of new observations).
     """
 
     hyper_names: tuple = ()
@@ -52,8 +57,29 @@ class CollapsedLikelihoodRV(RandomVariable):
     def kernel_params(self, values, n):
         return self.kernel.make_params(*values, n=n)
 
-    def alloc_stats(self, n, n_dims, params):
-        return self.kernel.alloc_stats(n, n_dims, params)
+    def alloc_stats(self, n, data, params):
+        """Statistics of n empty slots for the component's ``data`` record."""
+        return self.kernel.alloc_stats(n, data[0].shape[1], params)
+
+    def block_posterior_draw(self, rng, rows, hypers):
+        """Draw one block's parameters from their conjugate posterior.
+
+        rows : the block's observed rows, (m, ...) as in ``observed`` (m may be 0:
+        the prior); hypers : list of hyperparameter values (numpy arrays, in
+        ``hyper_names`` order). Returns a dict ``{parameter name: array}``.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no conjugate block posterior to draw from."
+        )
+
+    def block_log_predictive(self, new_rows, rows, hypers):
+        """log p(new row | the block's ``rows``) for each of ``new_rows``, shape (r,).
+
+        With ``rows`` empty, the prior predictive of a new block.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no closed-form block posterior predictive."
+        )
 
     def check_hyper_values(self, values, owner):
         """Raise a clear error if sampled hyperparameter values are invalid."""
@@ -83,11 +109,22 @@ class CollapsedLikelihood(pm.Continuous):
 
     def __new__(cls, name, partition, *args, observed=None, **kwargs):
         owner = f"{cls.__name__} '{name}'"
-        data = observed_matrix(observed, owner, binary=cls.rv_op.binary)
+        data = cls.check_observed(observed, owner)
         check_partition(partition, data.shape[0], owner)
         hypers = cls._bind_hypers(args, kwargs, owner)
-        hypers = [as_hyper_vector(h, v, data.shape[1], owner) for h, v in hypers.items()]
+        hypers = cls.hyper_tensors(hypers, data, owner)
         return super().__new__(cls, name, partition, *hypers, observed=data, **kwargs)
+
+    @classmethod
+    def check_observed(cls, observed, owner):
+        """Validated observed data with one row per item (override for other layouts)."""
+        return observed_matrix(observed, owner, binary=cls.rv_op.binary)
+
+    @classmethod
+    def hyper_tensors(cls, hypers, data, owner):
+        """Hyperparameter tensors from ``{name: value}``: by default each a length-D
+        vector (scalars broadcast). Override for matrix or scalar hyperparameters."""
+        return [as_hyper_vector(h, v, data.shape[1], owner) for h, v in hypers.items()]
 
     @classmethod
     def dist(cls, partition, *hypers, n_dims=None, **kwargs):

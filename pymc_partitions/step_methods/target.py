@@ -91,7 +91,6 @@ class PartitionTarget:
         self.data = [
             lik.owner.op.kernel_data(model.rvs_to_values[lik].data) for lik in self.likelihoods
         ]
-        self.n_dims = [d[0].shape[1] for d in self.data]
         self._last_values = None
         self._params = None
 
@@ -188,7 +187,7 @@ class PartitionTarget:
         """Load the partition ``labels`` into a fresh kernel state."""
         stats = [
             lik.owner.op.alloc_stats(self.n, d, p)
-            for lik, d, p in zip(self.likelihoods, self.n_dims, per_lik_params)
+            for lik, d, p in zip(self.likelihoods, self.data, per_lik_params)
         ]
         params, stats_c, data_c = combine(per_lik_params, stats, self.data)
         state = new_state(self.n)
