@@ -21,7 +21,7 @@ from pymc_partitions.distributions import (
     partition_summaries,
 )
 from pymc_partitions.partitions import canonicalize, set_partitions
-from pymc_partitions.step_methods import Gibbs, PartitionModelError
+from pymc_partitions.step_methods import Gibbs, PartitionModelError, SplitMerge
 
 __version__ = "0.1.0"
 
@@ -36,6 +36,7 @@ __all__ = [
     "CollapsedNormal",
     "Gibbs",
     "PartitionModelError",
+    "SplitMerge",
     "canonicalize",
     "partition_summaries",
     "set_partitions",

@@ -3,9 +3,11 @@
 - :mod:`.state`: the partition state (labels, sizes, slot bookkeeping);
 - :mod:`.components`: collapsed likelihoods as ``add``/``remove``/``log_pred`` primitives;
 - :mod:`.priors`: partition priors in the same delta form;
-- moves, one per module: :mod:`.gibbs` (Neal 2000, Alg. 3) and
+- moves, one per module: :mod:`.gibbs` (Neal 2000, Alg. 3),
+  :mod:`.split_merge` (Jain & Neal 2004, restricted Gibbs split-merge) and
   :mod:`.sweep_block` (Herlau et al. 2016, eqs. 5-6), the block primitive later
   moves are built from;
+- :mod:`.random`: counter-based uniforms, so two chains can share random numbers;
 - :mod:`.bookkeeping`: loading labels, refreshing caches, the log joint.
 
 Moves are module-level functions over generic primitives; numba specialises them
@@ -13,7 +15,7 @@ to a component and a prior from the types of their params records and caches the
 result on disk.
 """
 
-from pymc_partitions.kernels import gibbs, sweep_block
+from pymc_partitions.kernels import gibbs, split_merge, sweep_block
 from pymc_partitions.kernels.bookkeeping import (
     assign_labels,
     log_joint,
@@ -32,6 +34,7 @@ __all__ = [
     "new_state",
     "refresh_all",
     "refresh_blocks",
+    "split_merge",
     "summarise",
     "sweep_block",
 ]

@@ -1,9 +1,9 @@
 """Kernels every move needs around its proposals: load labels, refresh caches, score."""
 
 from pymc_partitions.kernels._jit import entry, primitive
-from pymc_partitions.kernels.components import add, log_marginal, refresh
+from pymc_partitions.kernels.components import add, log_marginal, refresh, remove
 from pymc_partitions.kernels.priors import log_prior
-from pymc_partitions.kernels.state import canonical_labels, open_slot, top_free_slot
+from pymc_partitions.kernels.state import canonical_labels, close_slot, open_slot, top_free_slot
 
 
 @primitive
@@ -32,6 +32,19 @@ def open_new_block(state, params, stats):
     if state.counts[1] > 0:
         refresh(params, stats, top_free_slot(state))
     return k
+
+
+@primitive
+def move_item(state, params, stats, data, i, k):
+    """Move item ``i`` from its slot to the active slot ``k``; an emptied slot is freed."""
+    k_old = state.labels[i]
+    remove(params, stats, data, i, k_old)
+    state.sizes[k_old] -= 1
+    if state.sizes[k_old] == 0:
+        close_slot(state, k_old)
+    add(params, stats, data, i, k)
+    state.sizes[k] += 1
+    state.labels[i] = k
 
 
 @entry
@@ -85,6 +98,7 @@ def summarise(state, prior_params, params, stats, canon, scratch):
 __all__ = [
     "assign_labels",
     "log_joint",
+    "move_item",
     "open_new_block",
     "refresh_all",
     "refresh_blocks",

@@ -6,6 +6,7 @@ One move per module; each is a thin class over its numba kernel in
 
 from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.gibbs import Gibbs
+from pymc_partitions.step_methods.split_merge import SplitMerge
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
-__all__ = ["Gibbs", "PartitionModelError", "PartitionStep", "PartitionTarget"]
+__all__ = ["Gibbs", "PartitionModelError", "PartitionStep", "PartitionTarget", "SplitMerge"]

@@ -1,0 +1,250 @@
+r"""Split-merge by restricted Gibbs sampling: Jain & Neal (2004), SM(t, m, n).
+
+One Metropolis-Hastings update picks two distinct items i, j uniformly
+(Jain & Neal §3.3; Herlau et al. 2016, Algorithm 1):
+
+1. S = the items of the block(s) of i and j, except i and j. The *launch state*
+   puts i and j in separate blocks and each item of S in one of them uniformly at
+   random (eqs. 9-10 of Herlau et al.), then runs t restricted Gibbs scans: each
+   item h of S in turn is moved between the two blocks with probability
+
+   .. math:: P(h \to c) \propto W(n_{c,-h})\, p(x_h \mid x_{c,-h}), \qquad c \in \{c_i, c_j\}
+
+   (the prior's ``log_prior_pred`` and the component's ``log_pred``).
+2. Split (i, j in one block): one more restricted scan from the launch state
+   gives the proposal :math:`z^{split}`, with probability
+   :math:`q(z^{split} \mid z) = \prod_{h \in S} \pi^h` (eqs. 15-16). Accept with
+   probability :math:`\min\{1, \pi(z^{split}) / (\pi(z)\, q(z^{split} \mid z))\}`
+   (the reverse merge is deterministic).
+3. Merge (i, j in different blocks): :math:`z^{merge}` joins the two blocks. The
+   reverse split probability :math:`q(z \mid z^{merge})` is that of one restricted
+   scan from the launch state *forced* to put every h where it is in z
+   (eqs. 13-14). Accept with probability
+   :math:`\min\{1, \pi(z^{merge})\, q(z \mid z^{merge}) / \pi(z)\}`.
+
+With ``random_split`` the proposal is the simple random split of Jain & Neal §3.2
+instead: the launch assignment itself, :math:`q = 2^{-|S|}` both ways.
+
+The targets :math:`\pi` are the collapsed log joints (``bookkeeping.log_joint``),
+so the move is exact for every component and prior. The launch state depends
+only on S, on the rest of the partition and on the random numbers, never on how S
+is split in z: that is what makes each launch a valid MH kernel (Jain & Neal
+§3.1). If both restricted weights of an item are zero (a constraint such as a
+proper colouring forbids both blocks), an intermediate scan leaves it in place,
+and a final scan that meets it abandons the split: its forced reverse would have
+probability zero, so no flow is lost either way.
+
+Randomness: every decision is ``counter_uniform(key, c)`` with c = h for item h's
+launch block, (s + 1) n + h in scan s (the final scan is s = t) and (t + 2) n for
+the acceptance; S is scanned in increasing item order. Two chains given the same
+(i, j, key) therefore use the same uniform for the same decision (Nguyen et al.
+2022, Algorithm 3).
+
+Cost of one update: O(n) to collect S, O((t + 1) |S|) component
+``add``/``remove`` and 2 ``log_pred`` calls per scanned item, and two log joints
+(O(K) ``log_marginal`` calls).
+"""
+
+import numpy as np
+
+from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels.bookkeeping import log_joint, move_item, open_new_block
+from pymc_partitions.kernels.components import add, log_pred, remove
+from pymc_partitions.kernels.gibbs import update_item
+from pymc_partitions.kernels.priors import log_prior_pred
+from pymc_partitions.kernels.random import counter_uniform
+
+# Outcomes of one update (``split_merge_update``'s return value).
+SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
+LOG_HALF = np.log(0.5)
+
+
+@primitive
+def restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, force):
+    """Move item ``h`` between slots ``ka`` and ``kb`` by its restricted conditional.
+
+    Both slots stay non-empty without h (they hold the anchors i and j).
+    ``force``: -1 to draw with the uniform ``u``; 0 or 1 to put h into ``ka`` or
+    ``kb``. Returns ``(1 if h is now in kb else 0, log probability of that choice)``;
+    the log probability is -inf when both blocks have zero weight (h then stays
+    where it was unless forced).
+    """
+    sizes = state.sizes
+    k_old = state.labels[h]
+    remove(params, stats, data, h, k_old)
+    sizes[k_old] -= 1
+    n_blocks = state.counts[0]
+    la = log_prior_pred(prior_params, sizes[ka], n_blocks) + log_pred(params, stats, data, h, ka)
+    lb = log_prior_pred(prior_params, sizes[kb], n_blocks) + log_pred(params, stats, data, h, kb)
+    if la == -np.inf and lb == -np.inf:
+        in_b = (1 if k_old == kb else 0) if force < 0 else force
+        log_p = -np.inf
+    else:
+        top = max(la, lb)
+        log_total = top + np.log(np.exp(la - top) + np.exp(lb - top))
+        if force < 0:
+            in_b = 1 if u < np.exp(lb - log_total) else 0
+        else:
+            in_b = force
+        log_p = (lb if in_b == 1 else la) - log_total
+    k = kb if in_b == 1 else ka
+    add(params, stats, data, h, k)
+    sizes[k] += 1
+    state.labels[h] = k
+    return in_b, log_p
+
+
+@primitive
+def collect_members(labels, ka, kb, i, j, members):
+    """Write the items of slots ``ka`` and ``kb`` other than i, j into ``members``
+    in increasing order; return their number |S|. O(n)."""
+    m = 0
+    for h in range(labels.shape[0]):
+        if h != i and h != j and (labels[h] == ka or labels[h] == kb):
+            members[m] = h
+            m += 1
+    return m
+
+
+@primitive
+def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
+           key, n_scans, n):
+    """Build the launch state in slots ka (holding i) and kb (holding j): each item
+    of S to kb with probability 1/2, then ``n_scans`` restricted Gibbs scans."""
+    for a in range(n_members):
+        h = members[a]
+        k = kb if counter_uniform(key, h) < 0.5 else ka
+        if state.labels[h] != k:
+            move_item(state, params, stats, data, h, k)
+    for s in range(n_scans):
+        for a in range(n_members):
+            h = members[a]
+            restricted_update(state, prior_params, params, stats, data, h, ka, kb,
+                              counter_uniform(key, (s + 1) * n + h), -1)
+
+
+@primitive
+def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
+                       random_split, members, origin):
+    """One split-merge Metropolis-Hastings update for the pair (i, j), i != j.
+
+    members, origin : (n,) int64 scratch. Returns ``(outcome, log_q, log_ratio)``:
+    outcome one of ``SPLIT_REJECTED``, ``SPLIT_ACCEPTED``, ``MERGE_REJECTED``,
+    ``MERGE_ACCEPTED``; log_q the log probability of the restricted-Gibbs split
+    (the proposal for a split, the forced reverse for a merge); log_ratio the log
+    Metropolis-Hastings ratio (-inf when the move is impossible).
+    """
+    labels = state.labels
+    n = labels.shape[0]
+    ki, kj = labels[i], labels[j]
+    log_before = log_joint(state, prior_params, params, stats)
+    u_accept = counter_uniform(key, (n_scans + 2) * n)
+    if ki == kj:
+        # --- Split ---------------------------------------------------------------
+        n_members = collect_members(labels, ki, ki, i, j, members)
+        k2 = open_new_block(state, params, stats)
+        move_item(state, params, stats, data, j, k2)
+        if random_split:
+            launch(state, prior_params, params, stats, data, members, n_members, ki, k2,
+                   key, 0, n)
+            log_q = n_members * LOG_HALF
+        else:
+            launch(state, prior_params, params, stats, data, members, n_members, ki, k2,
+                   key, n_scans, n)
+            # Final restricted scan: the proposal and its probability (eqs. 15-16).
+            log_q = 0.0
+            for a in range(n_members):
+                h = members[a]
+                _, log_p = restricted_update(
+                    state, prior_params, params, stats, data, h, ki, k2,
+                    counter_uniform(key, (n_scans + 1) * n + h), -1,
+                )
+                log_q += log_p
+        log_after = log_joint(state, prior_params, params, stats)
+        log_ratio = log_after - log_before - log_q if log_q > -np.inf else -np.inf
+        if np.log(u_accept) < log_ratio:
+            return SPLIT_ACCEPTED, log_q, log_ratio
+        # Reject: everything in k2 goes back to ki.
+        move_item(state, params, stats, data, j, ki)
+        for a in range(n_members):
+            h = members[a]
+            if labels[h] == k2:
+                move_item(state, params, stats, data, h, ki)
+        return SPLIT_REJECTED, log_q, log_ratio
+    # --- Merge -------------------------------------------------------------------
+    n_members = collect_members(labels, ki, kj, i, j, members)
+    for a in range(n_members):
+        origin[a] = 1 if labels[members[a]] == kj else 0
+    if random_split:
+        log_q = n_members * LOG_HALF
+    else:
+        launch(state, prior_params, params, stats, data, members, n_members, ki, kj,
+               key, n_scans, n)
+        # Forced scan from the launch state back to z: the reverse split's
+        # probability (eqs. 13-14). It leaves the state equal to z.
+        log_q = 0.0
+        for a in range(n_members):
+            _, log_p = restricted_update(
+                state, prior_params, params, stats, data, members[a], ki, kj, 0.0, origin[a]
+            )
+            log_q += log_p
+    # Merge kj into ki.
+    for a in range(n_members):
+        if origin[a] == 1:
+            move_item(state, params, stats, data, members[a], ki)
+    move_item(state, params, stats, data, j, ki)  # kj is freed
+    log_after = log_joint(state, prior_params, params, stats)
+    log_ratio = log_after - log_before + log_q if log_q > -np.inf else -np.inf
+    if np.log(u_accept) < log_ratio:
+        return MERGE_ACCEPTED, log_q, log_ratio
+    # Reject: restore kj (j and its original members) in a fresh slot.
+    k2 = open_new_block(state, params, stats)
+    move_item(state, params, stats, data, j, k2)
+    for a in range(n_members):
+        if origin[a] == 1:
+            move_item(state, params, stats, data, members[a], k2)
+    return MERGE_REJECTED, log_q, log_ratio
+
+
+@entry
+def run_split_merge(seed, n_proposals, n_scans, random_split, n_gibbs_sweeps, state,
+                    prior_params, params, stats, data, log_w, order, members, origin,
+                    outcomes):
+    """SM(t, m, n): ``n_proposals`` split-merge updates, then ``n_gibbs_sweeps`` Gibbs
+    sweeps (Neal 2000, Alg. 3), numba's generator seeded with ``seed``.
+
+    Each update draws (i, j), a uniformly random pair of distinct items, and a key
+    for its counter-based uniforms. outcomes : (4,) int64, incremented at the index
+    of each update's outcome (``SPLIT_REJECTED`` ... ``MERGE_ACCEPTED``).
+    log_w (n + 1,) float64, order, members, origin (n,) int64: scratch.
+    """
+    np.random.seed(seed)
+    n = order.shape[0]
+    for _ in range(n_proposals):
+        i = np.random.randint(0, n)
+        j = np.random.randint(0, n - 1)
+        if j >= i:
+            j += 1
+        key = np.random.randint(0, 2**62)
+        outcome, _, _ = split_merge_update(state, prior_params, params, stats, data, i, j, key,
+                                     n_scans, random_split, members, origin)
+        outcomes[outcome] += 1
+    for _ in range(n_gibbs_sweeps):
+        np.random.shuffle(order)
+        for t in range(n):
+            update_item(state, prior_params, params, stats, data, order[t],
+                        np.random.random(), log_w)
+
+
+@entry
+def split_merge_entry(state, prior_params, params, stats, data, i, j, key, n_scans,
+                      random_split, members, origin):
+    """Entry point for one :func:`split_merge_update` from Python (tests, coupled chains)."""
+    return split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
+                              random_split, members, origin)
+
+
+@entry
+def restricted_update_entry(state, prior_params, params, stats, data, h, ka, kb, u, force):
+    """Entry point for :func:`restricted_update` from Python (tests)."""
+    return restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, force)

@@ -1,0 +1,287 @@
+"""pmp.SplitMerge: exactness against all set partitions, the proposal probabilities
+against an independent computation from the model's log density, and its settings."""
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from helpers import (
+    exact_log_posterior,
+    fixed_hyper_log_posterior,
+    integrate_log_scale,
+    sample,
+    terms_over_partitions,
+    tv_test,
+)
+
+import pymc_partitions as pmp
+from pymc_partitions.distributions.partition import partition_size
+from pymc_partitions.kernels import assign_labels, new_state, split_merge
+from pymc_partitions.kernels.components import beta_bernoulli
+from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import counter_uniform
+
+
+def binary_data(n, d, seed):
+    return (np.random.default_rng(seed).random((n, d)) < 0.5).astype(float)
+
+
+def check_exact(model, draws, seed, step_kwargs, log_post=None):
+    partitions = pmp.set_partitions(partition_size(model["z"]))
+    if log_post is None:
+        log_post = fixed_hyper_log_posterior(model, "z", partitions)
+    step = pmp.SplitMerge([model["z"]], model=model, **step_kwargs)
+    idata = sample(model, draws=draws, seed=seed, step=[step])
+    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
+    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
+    assert tv < bound, (tv, bound, ess)
+    return idata
+
+
+def bernoulli_model(n, seed, alpha=1.0):
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8,
+                                   observed=binary_data(n, 3, seed))
+    return model
+
+
+def normal_model(n, seed):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([rng.normal(-2, 1, (n // 2, 2)), rng.normal(2, 1, (n - n // 2, 2))])
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=0.7, n=n)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=1.0, observed=y)
+    return model
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"n_gibbs_sweeps": 0, "n_proposals": 4},
+        {"n_gibbs_sweeps": 0, "n_restricted_scans": 0, "n_proposals": 3},
+        {"n_gibbs_sweeps": 0, "proposal": "random", "n_proposals": 3},
+        {"n_gibbs_sweeps": 1, "n_restricted_scans": 2},
+    ],
+    ids=["sm-alone", "t0-m3", "random-split", "with-gibbs"],
+)
+def test_beta_bernoulli_exact(kwargs):
+    idata = check_exact(bernoulli_model(6, seed=6), 4000, 6, kwargs)
+    stats = idata.sample_stats
+    proposed = int(stats["split_proposed"].sum() + stats["merge_proposed"].sum())
+    assert proposed == stats["split_proposed"].size * kwargs.get("n_proposals", 1)
+
+
+@pytest.mark.parametrize("n_gibbs_sweeps", [0, 1])
+def test_normal_exact(n_gibbs_sweeps):
+    check_exact(normal_model(6, seed=2), 4000, 3,
+                {"n_gibbs_sweeps": n_gibbs_sweeps, "n_proposals": 4 - 3 * n_gibbs_sweeps})
+
+
+def test_alpha_sampled_by_nuts_exact():
+    n = 5
+    Y = binary_data(n, 3, seed=21)
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=Y)
+    partitions = pmp.set_partitions(n)
+    grid = np.linspace(-25.0, 7.0, 1200)
+    prior_term = integrate_log_scale(model, [alpha, z], "alpha_log__", partitions, "z", grid)
+    lik = terms_over_partitions(model, [model["y"]], partitions, "z")
+    log_post = exact_log_posterior(model, "z", [prior_term, lik])
+    check_exact(model, 3000, 21, {"n_gibbs_sweeps": 0, "n_proposals": 2}, log_post)
+
+
+# ----------------------------------------------------------------------------------
+# Proposal probabilities against an independent computation
+# ----------------------------------------------------------------------------------
+
+
+class Model:
+    """The model's log joint (CRP + Beta-Bernoulli) from PyTensor, and kernel objects."""
+
+    def __init__(self, n, d, alpha, a, b, seed):
+        self.x = binary_data(n, d, seed)
+        self.n, self.alpha = n, alpha
+        zv = pt.lvector("z")
+        crp_rv = pmp.CRP.dist(alpha=alpha, n=n)
+        lik = pmp.CollapsedBetaBernoulli.dist(zv, a, b, n_dims=d)
+        self.log_joint = pytensor.function(
+            [zv], pm.logp(crp_rv, zv) + pm.logp(lik, pt.as_tensor(self.x)).sum()
+        )
+        self.prior = crp.make_params(alpha, n)
+        self.params = beta_bernoulli.make_params(np.full(d, a), np.full(d, b))
+        self.data = beta_bernoulli.make_data(self.x)
+
+    def state(self, labels):
+        state = new_state(self.n)
+        stats = beta_bernoulli.alloc_stats(self.n, self.x.shape[1], self.params)
+        assign_labels(state, self.params, stats, self.data, np.asarray(labels, dtype=np.int64))
+        return state, stats
+
+    def restricted(self, labels, h, a, b):
+        """log P(h -> b) and log P(h -> a) between labels a and b, from the model."""
+        za, zb = labels.copy(), labels.copy()
+        za[h], zb[h] = a, b
+        la, lb = self.log_joint(za), self.log_joint(zb)
+        top = max(la, lb)
+        total = top + np.log(np.exp(la - top) + np.exp(lb - top))
+        return lb - total, la - total
+
+
+def reference_split_merge(model, labels, i, j, key, n_scans):
+    """Jain & Neal's update written directly from the paper with model log densities:
+    returns (log q, log MH ratio, proposal labels)."""
+    n = model.n
+    labels = np.asarray(labels).copy()
+    a = labels[i]
+    is_split = labels[i] == labels[j]
+    b = labels.max() + 1 if is_split else labels[j]  # an unused label for j's new block
+    S = [h for h in range(n) if h not in (i, j) and labels[h] in (labels[i], labels[j])]
+    current = labels.copy()
+    launch = labels.copy()
+    launch[j] = b
+    for h in S:
+        launch[h] = b if counter_uniform(key, h) < 0.5 else a
+    for s in range(n_scans):
+        for h in S:
+            log_pb, _ = model.restricted(launch, h, a, b)
+            launch[h] = b if counter_uniform(key, (s + 1) * n + h) < np.exp(log_pb) else a
+    log_q = 0.0
+    if is_split:
+        for h in S:
+            log_pb, log_pa = model.restricted(launch, h, a, b)
+            to_b = counter_uniform(key, (n_scans + 1) * n + h) < np.exp(log_pb)
+            launch[h] = b if to_b else a
+            log_q += log_pb if to_b else log_pa
+        proposal = launch
+        ratio = model.log_joint(proposal) - model.log_joint(current) - log_q
+    else:
+        for h in S:
+            log_pb, log_pa = model.restricted(launch, h, a, b)
+            to_b = current[h] == b
+            launch[h] = b if to_b else a
+            log_q += log_pb if to_b else log_pa
+        assert np.array_equal(launch, current)
+        proposal = current.copy()
+        proposal[proposal == b] = a
+        ratio = model.log_joint(proposal) - model.log_joint(current) + log_q
+    return log_q, ratio, pmp.canonicalize(proposal)
+
+
+@pytest.mark.parametrize("n_scans", [0, 1, 4])
+def test_proposal_probabilities_equal_product_of_restricted_conditionals(n_scans):
+    n = 9
+    model = Model(n, 4, alpha=1.3, a=0.6, b=0.9, seed=4)
+    rng = np.random.default_rng(n_scans)
+    checked = {"split": 0, "merge": 0}
+    for trial in range(24):
+        labels = rng.integers(0, 3, n)
+        i, j = rng.choice(n, 2, replace=False)
+        key = int(rng.integers(2**62))
+        log_q, ratio, proposal = reference_split_merge(model, labels, i, j, key, n_scans)
+        state, stats = model.state(labels)
+        members = np.empty(n, dtype=np.int64)
+        origin = np.empty(n, dtype=np.int64)
+        outcome, k_log_q, k_ratio = split_merge.split_merge_entry(
+            state, model.prior, model.params, stats, model.data, i, j, key, n_scans, False,
+            members, origin,
+        )
+        assert k_log_q == pytest.approx(log_q, rel=1e-9, abs=1e-12)
+        assert k_ratio == pytest.approx(ratio, rel=1e-9, abs=1e-9)
+        accepted = outcome in (split_merge.SPLIT_ACCEPTED, split_merge.MERGE_ACCEPTED)
+        u = counter_uniform(key, (n_scans + 2) * n)
+        assert accepted == (np.log(u) < ratio)
+        expected = proposal if accepted else pmp.canonicalize(labels)
+        assert np.array_equal(pmp.canonicalize(state.labels), expected)
+        assert outcome in ((0, 1) if labels[i] == labels[j] else (2, 3))
+        checked["split" if labels[i] == labels[j] else "merge"] += 1
+    assert checked["split"] > 3 and checked["merge"] > 3
+
+
+def test_common_random_numbers_drive_two_chains_alike():
+    """Same (i, j, key) on two chains whose blocks differ elsewhere: the items they
+    share in S get the same launch assignment and the same uniforms, so from equal
+    states the chains make identical moves."""
+    n = 8
+    model = Model(n, 3, alpha=1.0, a=1.0, b=1.0, seed=8)
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        labels = rng.integers(0, 3, n)
+        i, j = rng.choice(n, 2, replace=False)
+        key = int(rng.integers(2**62))
+        results = []
+        for _chain in range(2):
+            state, stats = model.state(labels)
+            out = split_merge.split_merge_entry(
+                state, model.prior, model.params, stats, model.data, i, j, key, 3, False,
+                np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+            )
+            results.append((out, pmp.canonicalize(state.labels)))
+        assert results[0][0] == results[1][0]
+        assert np.array_equal(results[0][1], results[1][1])
+
+
+def test_counter_uniforms_are_uniform():
+    u = np.array([counter_uniform(12345, c) for c in range(20000)])
+    assert u.min() >= 0.0 and u.max() < 1.0
+    # Kolmogorov-Smirnov against U(0, 1): the 1e-4 critical value for 20000 draws.
+    u.sort()
+    ks = np.max(np.abs(u - (np.arange(1, u.size + 1) / u.size)))
+    assert ks < 1.95 / np.sqrt(u.size)
+
+
+# ----------------------------------------------------------------------------------
+# Settings, stats, defaults
+# ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_restricted_scans": -1}, "n_restricted_scans"),
+        ({"n_proposals": 0}, "n_proposals"),
+        ({"n_gibbs_sweeps": -2}, "n_gibbs_sweeps"),
+        ({"n_proposals": 1.5}, "n_proposals"),
+        ({"proposal": "dahl"}, "proposal"),
+    ],
+)
+def test_invalid_settings(kwargs, match):
+    model = bernoulli_model(5, seed=1)
+    with pytest.raises(ValueError, match=match):
+        pmp.SplitMerge([model["z"]], model=model, **kwargs)
+
+
+def test_one_item_is_refused():
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=1)
+        pmp.CollapsedNormal("y", partition=z, observed=np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="at least two items"):
+        pmp.SplitMerge([z], model=model)
+
+
+def test_default_assignment_keeps_gibbs():
+    model = bernoulli_model(5, seed=1)
+    with model:
+        idata = pm.sample(draws=5, tune=5, chains=1, progressbar=False,
+                          compute_convergence_checks=False, random_seed=0)
+    assert "split_proposed" not in idata.sample_stats
+
+
+def test_stats_and_acceptance_visible_to_arviz():
+    import arviz as az
+
+    model = normal_model(6, seed=2)
+    step = pmp.SplitMerge([model["z"]], model=model, n_proposals=2)
+    idata = sample(model, draws=100, chains=2, seed=5, step=[step])
+    stats = idata.sample_stats
+    for name in ("split_proposed", "split_accepted", "merge_proposed", "merge_accepted",
+                 "accept_rate"):
+        assert stats[name].shape == (2, 100)
+    assert (stats["split_accepted"] <= stats["split_proposed"]).all()
+    assert ((stats["accept_rate"] >= 0) & (stats["accept_rate"] <= 1)).all()
+    assert int(stats["split_proposed"].sum() + stats["merge_proposed"].sum()) == 400
+    summary = az.summary(idata, var_names=["z_n_clusters", "z_largest_cluster_frac"])
+    assert np.isfinite(summary["mean"]).all()
