@@ -68,7 +68,7 @@ def bench(params, stats, data, start_one_block, repeats=400):
         gibbs.run_sweeps(next(seeds), 1, state, prior, params, stats, data, log_w, order)
 
     def sm_iteration(n_gibbs):
-        split_merge.run_split_merge(next(seeds), 1, 5, False, n_gibbs, state, prior, params,
+        split_merge.run_split_merge(next(seeds), 1, 5, split_merge.RESTRICTED_GIBBS, n_gibbs, state, prior, params,
                                     stats, data, log_w, order, members, origin, outcomes)
 
     if start_one_block:
@@ -79,7 +79,7 @@ def bench(params, stats, data, start_one_block, repeats=400):
             s = new_state(n)
             st = type(stats)(*[a.copy() for a in stats])
             assign_labels(s, params, st, data, labels)
-            split_merge.split_merge_entry(s, prior, params, st, data, 0, 1, 7, 5, False,
+            split_merge.split_merge_entry(s, prior, params, st, data, 0, 1, 7, 5, split_merge.RESTRICTED_GIBBS,
                                           members, origin)
 
         base = median_time(lambda: (lambda s, st: assign_labels(s, params, st, data, labels))(

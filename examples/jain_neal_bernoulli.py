@@ -95,7 +95,7 @@ class Chain:
 
     def split_merge(self):
         split_merge.run_split_merge(
-            int(self.seeds.integers(2**32)), 1, 5, False, 1, self.state, self.prior,
+            int(self.seeds.integers(2**32)), 1, 5, split_merge.RESTRICTED_GIBBS, 1, self.state, self.prior,
             self.params, self.stats, self.data, self.log_w, self.order, self.members,
             self.origin, self.outcomes,
         )

@@ -62,9 +62,10 @@ def normal_model(n, seed):
         {"n_gibbs_sweeps": 0, "n_proposals": 4},
         {"n_gibbs_sweeps": 0, "n_restricted_scans": 0, "n_proposals": 3},
         {"n_gibbs_sweeps": 0, "proposal": "random", "n_proposals": 3},
+        {"n_gibbs_sweeps": 0, "proposal": "sequential", "n_proposals": 3},
         {"n_gibbs_sweeps": 1, "n_restricted_scans": 2},
     ],
-    ids=["sm-alone", "t0-m3", "random-split", "with-gibbs"],
+    ids=["sm-alone", "t0-m3", "random-split", "sequential", "with-gibbs"],
 )
 def test_beta_bernoulli_exact(kwargs):
     idata = check_exact(bernoulli_model(6, seed=6), 4000, 6, kwargs)
@@ -104,7 +105,7 @@ class Model:
 
     def __init__(self, n, d, alpha, a, b, seed):
         self.x = binary_data(n, d, seed)
-        self.n, self.alpha = n, alpha
+        self.n, self.alpha, self.a, self.b = n, alpha, a, b
         zv = pt.lvector("z")
         crp_rv = pmp.CRP.dist(alpha=alpha, n=n)
         lik = pmp.CollapsedBetaBernoulli.dist(zv, a, b, n_dims=d)
@@ -130,10 +131,34 @@ class Model:
         total = top + np.log(np.exp(la - top) + np.exp(lb - top))
         return lb - total, la - total
 
+    def restricted_partial(self, labels, h, a, b, pending):
+        """As :meth:`restricted`, given only the allocated items: the items labelled
+        ``pending`` (not yet allocated) are left out of the model altogether."""
+        keep = labels != pending
+        keep[h] = True
+        return self._sub_model(keep).restricted(
+            np.where(labels[keep] == pending, a, labels[keep]), int(np.sum(keep[:h])), a, b
+        )
 
-def reference_split_merge(model, labels, i, j, key, n_scans):
-    """Jain & Neal's update written directly from the paper with model log densities:
-    returns (log q, log MH ratio, proposal labels)."""
+    def _sub_model(self, keep):
+        """The same model on the items ``keep`` (the CRP over them and their rows)."""
+        key = tuple(np.flatnonzero(keep))
+        cache = self.__dict__.setdefault("_subs", {})
+        if key not in cache:
+            sub = Model.__new__(Model)
+            x = self.x[keep]
+            zv = pt.lvector("z")
+            crp_rv = pmp.CRP.dist(alpha=self.alpha, n=x.shape[0])
+            lik = pmp.CollapsedBetaBernoulli.dist(zv, self.a, self.b, n_dims=x.shape[1])
+            fn = pytensor.function([zv], pm.logp(crp_rv, zv) + pm.logp(lik, pt.as_tensor(x)).sum())
+            sub.log_joint = lambda z, fn=fn: fn(pmp.canonicalize(z))
+            cache[key] = sub
+        return cache[key]
+
+
+def reference_split_merge(model, labels, i, j, key, n_scans, proposal="restricted_gibbs"):
+    """Jain & Neal's update (or Dahl's sequential allocation) written directly from the
+    papers with model log densities: returns (log q, log MH ratio, proposal labels)."""
     n = model.n
     labels = np.asarray(labels).copy()
     a = labels[i]
@@ -141,38 +166,73 @@ def reference_split_merge(model, labels, i, j, key, n_scans):
     b = labels.max() + 1 if is_split else labels[j]  # an unused label for j's new block
     S = [h for h in range(n) if h not in (i, j) and labels[h] in (labels[i], labels[j])]
     current = labels.copy()
-    launch = labels.copy()
-    launch[j] = b
-    for h in S:
-        launch[h] = b if counter_uniform(key, h) < 0.5 else a
-    for s in range(n_scans):
-        for h in S:
-            log_pb, _ = model.restricted(launch, h, a, b)
-            launch[h] = b if counter_uniform(key, (s + 1) * n + h) < np.exp(log_pb) else a
+    target = current.copy() if not is_split else None
     log_q = 0.0
-    if is_split:
-        for h in S:
-            log_pb, log_pa = model.restricted(launch, h, a, b)
-            to_b = counter_uniform(key, (n_scans + 1) * n + h) < np.exp(log_pb)
-            launch[h] = b if to_b else a
+    work = labels.copy()
+    work[j] = b
+    if proposal == "sequential":
+        order = list(S)
+        for pos in range(len(order) - 1, 0, -1):  # Fisher-Yates, counter-based
+            other = int(counter_uniform(key, (n_scans + 3) * n + pos) * (pos + 1))
+            order[pos], order[other] = order[other], order[pos]
+        # S unassigned: give its items a label outside every block, then allocate.
+        pending = labels.max() + 2
+        work[S] = pending
+        for h in order:
+            # The conditional given the allocated items only: score the two options
+            # with the pending items as their own block removed from the comparison
+            # by the difference (they are the same in both options).
+            log_pb, log_pa = model.restricted_partial(work, h, a, b, pending)
+            if is_split:
+                to_b = counter_uniform(key, n + h) < np.exp(log_pb)
+            else:
+                to_b = target[h] == b
+            work[h] = b if to_b else a
             log_q += log_pb if to_b else log_pa
-        proposal = launch
-        ratio = model.log_joint(proposal) - model.log_joint(current) - log_q
     else:
         for h in S:
-            log_pb, log_pa = model.restricted(launch, h, a, b)
-            to_b = current[h] == b
-            launch[h] = b if to_b else a
-            log_q += log_pb if to_b else log_pa
-        assert np.array_equal(launch, current)
-        proposal = current.copy()
-        proposal[proposal == b] = a
-        ratio = model.log_joint(proposal) - model.log_joint(current) + log_q
-    return log_q, ratio, pmp.canonicalize(proposal)
+            work[h] = b if counter_uniform(key, h) < 0.5 else a
+        if proposal == "random":
+            log_q = len(S) * np.log(0.5)
+            if not is_split:
+                work = current.copy()
+        else:
+            for s in range(n_scans):
+                for h in S:
+                    log_pb, _ = model.restricted(work, h, a, b)
+                    work[h] = b if counter_uniform(key, (s + 1) * n + h) < np.exp(log_pb) else a
+            for h in S:
+                log_pb, log_pa = model.restricted(work, h, a, b)
+                if is_split:
+                    to_b = counter_uniform(key, (n_scans + 1) * n + h) < np.exp(log_pb)
+                else:
+                    to_b = current[h] == b
+                work[h] = b if to_b else a
+                log_q += log_pb if to_b else log_pa
+    if is_split:
+        proposal_labels = work
+        ratio = model.log_joint(proposal_labels) - model.log_joint(current) - log_q
+    else:
+        assert np.array_equal(work, current)
+        proposal_labels = current.copy()
+        proposal_labels[proposal_labels == b] = a
+        ratio = model.log_joint(proposal_labels) - model.log_joint(current) + log_q
+    return log_q, ratio, pmp.canonicalize(proposal_labels)
 
 
-@pytest.mark.parametrize("n_scans", [0, 1, 4])
-def test_proposal_probabilities_equal_product_of_restricted_conditionals(n_scans):
+PROPOSAL_CODES = {
+    "restricted_gibbs": split_merge.RESTRICTED_GIBBS,
+    "random": split_merge.RANDOM,
+    "sequential": split_merge.SEQUENTIAL,
+}
+
+
+@pytest.mark.parametrize(
+    "n_scans, proposal",
+    [(0, "restricted_gibbs"), (1, "restricted_gibbs"), (4, "restricted_gibbs"),
+     (2, "random"), (2, "sequential")],
+)
+def test_proposal_probabilities_equal_product_of_restricted_conditionals(n_scans, proposal):
     n = 9
     model = Model(n, 4, alpha=1.3, a=0.6, b=0.9, seed=4)
     rng = np.random.default_rng(n_scans)
@@ -181,20 +241,22 @@ def test_proposal_probabilities_equal_product_of_restricted_conditionals(n_scans
         labels = rng.integers(0, 3, n)
         i, j = rng.choice(n, 2, replace=False)
         key = int(rng.integers(2**62))
-        log_q, ratio, proposal = reference_split_merge(model, labels, i, j, key, n_scans)
+        log_q, ratio, expected_proposal = reference_split_merge(
+            model, labels, i, j, key, n_scans, proposal
+        )
         state, stats = model.state(labels)
         members = np.empty(n, dtype=np.int64)
         origin = np.empty(n, dtype=np.int64)
         outcome, k_log_q, k_ratio = split_merge.split_merge_entry(
-            state, model.prior, model.params, stats, model.data, i, j, key, n_scans, False,
-            members, origin,
+            state, model.prior, model.params, stats, model.data, i, j, key, n_scans,
+            PROPOSAL_CODES[proposal], members, origin,
         )
         assert k_log_q == pytest.approx(log_q, rel=1e-9, abs=1e-12)
         assert k_ratio == pytest.approx(ratio, rel=1e-9, abs=1e-9)
         accepted = outcome in (split_merge.SPLIT_ACCEPTED, split_merge.MERGE_ACCEPTED)
         u = counter_uniform(key, (n_scans + 2) * n)
         assert accepted == (np.log(u) < ratio)
-        expected = proposal if accepted else pmp.canonicalize(labels)
+        expected = expected_proposal if accepted else pmp.canonicalize(labels)
         assert np.array_equal(pmp.canonicalize(state.labels), expected)
         assert outcome in ((0, 1) if labels[i] == labels[j] else (2, 3))
         checked["split" if labels[i] == labels[j] else "merge"] += 1
@@ -216,7 +278,8 @@ def test_common_random_numbers_drive_two_chains_alike():
         for _chain in range(2):
             state, stats = model.state(labels)
             out = split_merge.split_merge_entry(
-                state, model.prior, model.params, stats, model.data, i, j, key, 3, False,
+                state, model.prior, model.params, stats, model.data, i, j, key, 3,
+                split_merge.RESTRICTED_GIBBS,
                 np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
             )
             results.append((out, pmp.canonicalize(state.labels)))

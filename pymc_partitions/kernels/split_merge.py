@@ -22,8 +22,12 @@ One Metropolis-Hastings update picks two distinct items i, j uniformly
    (eqs. 13-14). Accept with probability
    :math:`\min\{1, \pi(z^{merge})\, q(z \mid z^{merge}) / \pi(z)\}`.
 
-With ``random_split`` the proposal is the simple random split of Jain & Neal §3.2
-instead: the launch assignment itself, :math:`q = 2^{-|S|}` both ways.
+Two other proposals share the code (``proposal``): ``RANDOM`` is the simple random
+split of Jain & Neal §3.2, the launch assignment itself, :math:`q = 2^{-|S|}` both
+ways; ``SEQUENTIAL`` is the sequentially-allocated split of Dahl (2003): S is
+taken out, shuffled, and its items allocated one at a time between the two blocks
+by their restricted conditional given the items allocated so far; q is the
+product of those conditionals (for a merge, forced to z's configuration).
 
 The targets :math:`\pi` are the collapsed log joints (``bookkeeping.log_joint``),
 so the move is exact for every component and prior. The launch state depends
@@ -36,7 +40,8 @@ probability zero, so no flow is lost either way.
 
 Randomness: every decision is ``counter_uniform(key, c)`` with c = h for item h's
 launch block, (s + 1) n + h in scan s (the final scan is s = t) and (t + 2) n for
-the acceptance; S is scanned in increasing item order. Two chains given the same
+the acceptance; S is scanned in increasing item order (``SEQUENTIAL``: shuffled
+with uniforms (t + 3) n + position, allocated with (s = 0) uniforms). Two chains given the same
 (i, j, key) therefore use the same uniform for the same decision (Nguyen et al.
 2022, Algorithm 3).
 
@@ -56,28 +61,27 @@ from pymc_partitions.kernels.random import counter_uniform
 
 # Outcomes of one update (``split_merge_update``'s return value).
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
+# Proposals.
+RESTRICTED_GIBBS, RANDOM, SEQUENTIAL = 0, 1, 2
 LOG_HALF = np.log(0.5)
 
 
 @primitive
-def restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, force):
-    """Move item ``h`` between slots ``ka`` and ``kb`` by its restricted conditional.
+def restricted_choice(state, prior_params, params, stats, data, h, ka, kb, u, force, k_stay):
+    """Put the unassigned item ``h`` into slot ``ka`` or ``kb`` by its restricted
+    conditional (both slots non-empty).
 
-    Both slots stay non-empty without h (they hold the anchors i and j).
     ``force``: -1 to draw with the uniform ``u``; 0 or 1 to put h into ``ka`` or
-    ``kb``. Returns ``(1 if h is now in kb else 0, log probability of that choice)``;
-    the log probability is -inf when both blocks have zero weight (h then stays
-    where it was unless forced).
+    ``kb``. Returns ``(1 if h went to kb else 0, log probability of that choice)``;
+    the log probability is -inf when both blocks have zero weight (h then goes to
+    ``k_stay`` unless forced).
     """
     sizes = state.sizes
-    k_old = state.labels[h]
-    remove(params, stats, data, h, k_old)
-    sizes[k_old] -= 1
     n_blocks = state.counts[0]
     la = log_prior_pred(prior_params, sizes[ka], n_blocks) + log_pred(params, stats, data, h, ka)
     lb = log_prior_pred(prior_params, sizes[kb], n_blocks) + log_pred(params, stats, data, h, kb)
     if la == -np.inf and lb == -np.inf:
-        in_b = (1 if k_old == kb else 0) if force < 0 else force
+        in_b = (1 if k_stay == kb else 0) if force < 0 else force
         log_p = -np.inf
     else:
         top = max(la, lb)
@@ -92,6 +96,56 @@ def restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, fo
     sizes[k] += 1
     state.labels[h] = k
     return in_b, log_p
+
+
+@primitive
+def unassign(state, params, stats, data, h):
+    """Take item ``h`` out of its slot (which must keep other items)."""
+    k = state.labels[h]
+    remove(params, stats, data, h, k)
+    state.sizes[k] -= 1
+    state.labels[h] = -1
+
+
+@primitive
+def restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, force):
+    """Move item ``h`` between slots ``ka`` and ``kb`` by its restricted conditional.
+
+    Both slots stay non-empty without h (they hold the anchors i and j). See
+    :func:`restricted_choice` for ``force`` and the return value; h stays where it
+    was when both weights are zero.
+    """
+    k_old = state.labels[h]
+    unassign(state, params, stats, data, h)
+    return restricted_choice(state, prior_params, params, stats, data, h, ka, kb, u, force, k_old)
+
+
+@primitive
+def shuffle_members(members, n_members, key, counter0):
+    """Fisher-Yates shuffle of ``members[:n_members]`` with counter-based uniforms."""
+    for a in range(n_members - 1, 0, -1):
+        b = int(counter_uniform(key, counter0 + a) * (a + 1))
+        tmp = members[a]
+        members[a] = members[b]
+        members[b] = tmp
+
+
+@primitive
+def sequential_allocation(state, prior_params, params, stats, data, members, n_members,
+                          ka, kb, key, n, origin, forced):
+    """Dahl (2003): take S out, shuffle it, allocate its items one by one between ka
+    and kb; with ``forced``, to ``origin`` (1: kb). Returns the log probability."""
+    for a in range(n_members):
+        unassign(state, params, stats, data, members[a])
+    log_q = 0.0
+    for a in range(n_members):
+        h = members[a]
+        _, log_p = restricted_choice(
+            state, prior_params, params, stats, data, h, ka, kb, counter_uniform(key, n + h),
+            origin[a] if forced else -1, ka,
+        )
+        log_q += log_p
+    return log_q
 
 
 @primitive
@@ -125,9 +179,10 @@ def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
 
 @primitive
 def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
-                       random_split, members, origin):
+                       proposal, members, origin):
     """One split-merge Metropolis-Hastings update for the pair (i, j), i != j.
 
+    proposal : ``RESTRICTED_GIBBS``, ``RANDOM`` or ``SEQUENTIAL``.
     members, origin : (n,) int64 scratch. Returns ``(outcome, log_q, log_ratio)``:
     outcome one of ``SPLIT_REJECTED``, ``SPLIT_ACCEPTED``, ``MERGE_REJECTED``,
     ``MERGE_ACCEPTED``; log_q the log probability of the restricted-Gibbs split
@@ -144,7 +199,11 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
         n_members = collect_members(labels, ki, ki, i, j, members)
         k2 = open_new_block(state, params, stats)
         move_item(state, params, stats, data, j, k2)
-        if random_split:
+        if proposal == SEQUENTIAL:
+            shuffle_members(members, n_members, key, (n_scans + 3) * n)
+            log_q = sequential_allocation(state, prior_params, params, stats, data, members,
+                                          n_members, ki, k2, key, n, origin, False)
+        elif proposal == RANDOM:
             launch(state, prior_params, params, stats, data, members, n_members, ki, k2,
                    key, 0, n)
             log_q = n_members * LOG_HALF
@@ -173,9 +232,15 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
         return SPLIT_REJECTED, log_q, log_ratio
     # --- Merge -------------------------------------------------------------------
     n_members = collect_members(labels, ki, kj, i, j, members)
+    if proposal == SEQUENTIAL:
+        shuffle_members(members, n_members, key, (n_scans + 3) * n)
     for a in range(n_members):
         origin[a] = 1 if labels[members[a]] == kj else 0
-    if random_split:
+    if proposal == SEQUENTIAL:
+        # The reverse: allocation forced to z's configuration; it leaves the state = z.
+        log_q = sequential_allocation(state, prior_params, params, stats, data, members,
+                                      n_members, ki, kj, key, n, origin, True)
+    elif proposal == RANDOM:
         log_q = n_members * LOG_HALF
     else:
         launch(state, prior_params, params, stats, data, members, n_members, ki, kj,
@@ -207,7 +272,7 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
 
 
 @entry
-def run_split_merge(seed, n_proposals, n_scans, random_split, n_gibbs_sweeps, state,
+def run_split_merge(seed, n_proposals, n_scans, proposal, n_gibbs_sweeps, state,
                     prior_params, params, stats, data, log_w, order, members, origin,
                     outcomes):
     """SM(t, m, n): ``n_proposals`` split-merge updates, then ``n_gibbs_sweeps`` Gibbs
@@ -227,7 +292,7 @@ def run_split_merge(seed, n_proposals, n_scans, random_split, n_gibbs_sweeps, st
             j += 1
         key = np.random.randint(0, 2**62)
         outcome, _, _ = split_merge_update(state, prior_params, params, stats, data, i, j, key,
-                                     n_scans, random_split, members, origin)
+                                     n_scans, proposal, members, origin)
         outcomes[outcome] += 1
     for _ in range(n_gibbs_sweeps):
         np.random.shuffle(order)
@@ -238,10 +303,10 @@ def run_split_merge(seed, n_proposals, n_scans, random_split, n_gibbs_sweeps, st
 
 @entry
 def split_merge_entry(state, prior_params, params, stats, data, i, j, key, n_scans,
-                      random_split, members, origin):
+                      proposal, members, origin):
     """Entry point for one :func:`split_merge_update` from Python (tests, coupled chains)."""
     return split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
-                              random_split, members, origin)
+                              proposal, members, origin)
 
 
 @entry

@@ -5,7 +5,11 @@ import numpy as np
 from pymc_partitions.kernels import split_merge
 from pymc_partitions.step_methods.base import PartitionStep
 
-PROPOSALS = ("restricted_gibbs", "random")
+PROPOSALS = {
+    "restricted_gibbs": split_merge.RESTRICTED_GIBBS,
+    "random": split_merge.RANDOM,
+    "sequential": split_merge.SEQUENTIAL,
+}
 
 
 class SplitMerge(PartitionStep):
@@ -40,10 +44,14 @@ class SplitMerge(PartitionStep):
         n, full Gibbs sweeps per iteration after the updates (0: none; the
         split-merge updates alone are then not irreducible in general, e.g. they
         never move one item between two blocks).
-    proposal : {"restricted_gibbs", "random"}, default "restricted_gibbs"
+    proposal : {"restricted_gibbs", "random", "sequential"}, default "restricted_gibbs"
         ``"random"``: the simple random split of Jain & Neal §3.2 (S assigned
         uniformly at random, proposal probability :math:`2^{-|S|}`), for the paper's
-        comparison; ``n_restricted_scans`` is then unused.
+        comparison. ``"sequential"``: the sequentially-allocated split of Dahl (2003,
+        "An improved merge-split sampler for conjugate Dirichlet process mixture
+        models"): S's items are allocated in random order, each by its restricted
+        conditional given those allocated before it (no launch state). For both,
+        ``n_restricted_scans`` is unused.
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
@@ -84,7 +92,7 @@ class SplitMerge(PartitionStep):
         self.n_gibbs_sweeps = _count("n_gibbs_sweeps", n_gibbs_sweeps, minimum=0)
         if proposal not in PROPOSALS:
             raise ValueError(
-                f"SplitMerge: 'proposal' must be one of {PROPOSALS}, got {proposal!r}."
+                f"SplitMerge: 'proposal' must be one of {tuple(PROPOSALS)}, got {proposal!r}."
             )
         self.proposal = proposal
         super().__init__(vars, **kwargs)
@@ -105,7 +113,7 @@ class SplitMerge(PartitionStep):
         outcomes = self._outcomes
         outcomes[:] = 0
         split_merge.run_split_merge(
-            seed, self.n_proposals, self.n_restricted_scans, self.proposal == "random",
+            seed, self.n_proposals, self.n_restricted_scans, PROPOSALS[self.proposal],
             self.n_gibbs_sweeps, chain.state, prior_params, params, stats, data,
             chain.log_w, chain.order, self._members, self._origin, outcomes,
         )
