@@ -223,6 +223,7 @@ def _count_edges(stats, data, i):
 def log_pred(params, stats, data, i, k):
     """log p(edges between unassigned node i and the assigned nodes | i in slot k).
 
+    Node i must be unassigned (every move removes a node before scoring it).
     O(K) log-gamma evaluations once i's edge counts are cached (O(degree) on the
     first call for a node).
     """
