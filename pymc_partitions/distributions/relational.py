@@ -8,7 +8,6 @@ what NUTS differentiates for ``a`` and ``b`` and the test oracle for the kernel.
 """
 
 import numpy as np
-import pymc as pm
 import pytensor.tensor as pt
 import scipy.sparse as sp
 from pymc.distributions.dist_math import check_parameters
