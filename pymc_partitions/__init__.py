@@ -20,6 +20,7 @@ from pymc_partitions.distributions import (
     CollapsedNormal,
     partition_summaries,
 )
+from pymc_partitions.distributions import IRM
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import Gibbs, PartitionModelError, SplitMerge
 
@@ -29,12 +30,14 @@ compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
 compat.install_initval_checks()
 compat.quiet_object_mode_warnings(["crp_rv", "collapsed_normal_rv", "collapsed_beta_bernoulli_rv"])
+compat.quiet_object_mode_warnings(["irm_rv"])
 
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
     "CollapsedNormal",
     "Gibbs",
+    "IRM",
     "PartitionModelError",
     "SplitMerge",
     "canonicalize",

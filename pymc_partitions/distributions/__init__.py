@@ -12,6 +12,7 @@ from pymc_partitions.distributions.partition import (
     PartitionPriorRV,
     partition_summaries,
 )
+from pymc_partitions.distributions.relational import IRM
 
 __all__ = [
     "CRP",
@@ -19,6 +20,7 @@ __all__ = [
     "CollapsedLikelihood",
     "CollapsedLikelihoodRV",
     "CollapsedNormal",
+    "IRM",
     "PartitionPrior",
     "PartitionPriorRV",
     "partition_summaries",

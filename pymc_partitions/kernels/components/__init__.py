@@ -14,6 +14,7 @@ Statistics are updated incrementally: no primitive reads the members of a block.
 """
 
 from pymc_partitions.kernels.components import beta_bernoulli, normal
+from pymc_partitions.kernels.components import irm
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
@@ -30,6 +31,7 @@ __all__ = [
     "add",
     "beta_bernoulli",
     "combine",
+    "irm",
     "log_marginal",
     "log_pred",
     "normal",
