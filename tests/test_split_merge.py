@@ -95,6 +95,46 @@ def test_alpha_sampled_by_nuts_exact():
     check_exact(model, 3000, 21, {"n_gibbs_sweeps": 0, "n_proposals": 2}, log_post)
 
 
+def irm_model(n, seed, density, a=1.0, b=1.0, sparse=False):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < density, 1)
+    adjacency = (upper | upper.T).astype(float)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        pmp.IRM("A", partition=z, a=a, b=b,
+                observed=sp.csr_matrix(adjacency) if sparse else adjacency)
+    return model
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"n_gibbs_sweeps": 0, "n_proposals": 4}, {"n_gibbs_sweeps": 1}],
+    ids=["sm-alone", "with-gibbs"],
+)
+def test_irm_exact(kwargs):
+    """The Infinite Relational Model: a relational component whose predictive terms
+    couple every block, through the same primitives."""
+    check_exact(irm_model(6, seed=1, density=0.5, a=0.7, b=1.3, sparse=True), 3000, 7, kwargs)
+
+
+def test_irm_alpha_sampled_by_nuts_exact():
+    n = 5
+    rng = np.random.default_rng(4)
+    upper = np.triu(rng.random((n, n)) < 0.5, 1)
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.IRM("A", partition=z, observed=(upper | upper.T).astype(float))
+    partitions = pmp.set_partitions(n)
+    grid = np.linspace(-25.0, 7.0, 1200)
+    prior_term = integrate_log_scale(model, [alpha, z], "alpha_log__", partitions, "z", grid)
+    lik = terms_over_partitions(model, [model["A"]], partitions, "z")
+    log_post = exact_log_posterior(model, "z", [prior_term, lik])
+    check_exact(model, 2000, 4, {"n_gibbs_sweeps": 0, "n_proposals": 2}, log_post)
+
+
 # ----------------------------------------------------------------------------------
 # Proposal probabilities against an independent computation
 # ----------------------------------------------------------------------------------
