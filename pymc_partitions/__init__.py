@@ -14,6 +14,7 @@ holds plain-numpy partition utilities.
 """
 
 from pymc_partitions import compat
+from pymc_partitions import datasets
 from pymc_partitions.distributions import (
     CRP,
     CollapsedBetaBernoulli,
