@@ -15,6 +15,10 @@ holds plain-numpy partition utilities.
 
 from pymc_partitions import compat
 from pymc_partitions import datasets
+from pymc_partitions.analysis.block_parameters import (
+    posterior_predictive_density,
+    sample_block_parameters,
+)
 from pymc_partitions.distributions import (
     CRP,
     CollapsedBetaBernoulli,
@@ -39,5 +43,7 @@ __all__ = [
     "PartitionModelError",
     "canonicalize",
     "partition_summaries",
+    "posterior_predictive_density",
+    "sample_block_parameters",
     "set_partitions",
 ]

@@ -168,3 +168,25 @@ def install_initval_checks():
 
     make_initial_point_fns_per_chain.__wrapped__ = original
     mcmc.make_initial_point_fns_per_chain = make_initial_point_fns_per_chain
+
+
+def group_dataset(idata, name):
+    """Group ``name`` of an ``InferenceData`` / ``DataTree`` as an ``xarray.Dataset``."""
+    group = idata[name]
+    return group.to_dataset() if hasattr(group, "to_dataset") else group
+
+
+def add_group(idata, name, dataset):
+    """Add (or replace) group ``name`` holding ``dataset`` in place; returns ``idata``.
+
+    ArviZ < 1: ``InferenceData.add_groups``; ArviZ >= 1: a child node of the ``DataTree``.
+    """
+    if hasattr(idata, "add_groups"):
+        if name in idata.groups():
+            delattr(idata, name)
+        idata.add_groups({name: dataset})
+    else:
+        import xarray as xr
+
+        idata[name] = xr.DataTree(dataset)
+    return idata
