@@ -86,6 +86,15 @@ def posterior_dataset(idata):
     return post.to_dataset() if hasattr(post, "to_dataset") else post
 
 
+def add_posterior_variables(idata, variables):
+    """Add ``xarray.DataArray`` variables (dims starting with chain, draw) to the
+    posterior group of an ``InferenceData`` or ``DataTree``, in place."""
+    post = idata["posterior"]
+    for name, value in variables.items():
+        post[name] = value
+    return idata
+
+
 def _partition_rvs(model):
     from pymc_partitions.distributions.partition import PartitionPriorRV
 

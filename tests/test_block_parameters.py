@@ -138,6 +138,24 @@ def test_block_parameters_group(normal_fit):
                               equal_nan=True)
 
 
+def test_block_parameters_given_one_partition(normal_fit):
+    model, idata = normal_fit
+    fixed = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 0, 1])
+    pmp.sample_block_parameters(idata, model, seed=6, group="fixed", partition=fixed)
+    bp = compat.group_dataset(idata, "fixed")
+    assert np.all(bp["z_block_size"].values == [4, 4, 4])
+    mu = bp["y_mu"].values[..., 0].reshape(-1, 3)
+    sigma = _posterior(idata, "sigma").ravel()
+    for k in range(3):  # N(0, 1) residuals against each draw's conjugate posterior
+        rows = X1[fixed == k]
+        prec = 1 / TAU**2 + rows.size / sigma**2
+        resid = (mu[:, k] - (MU0 / TAU**2 + rows.sum() / sigma**2) / prec) * np.sqrt(prec)
+        assert abs(resid.mean()) < 5 / np.sqrt(resid.size)
+        assert abs(resid.var() - 1) < 5 * np.sqrt(2 / resid.size)
+    with pytest.raises(ValueError, match="'partition' must hold n = 12"):
+        pmp.sample_block_parameters(idata, model, partition=fixed[:5])
+
+
 def test_predictive_density_normal_by_hand(normal_fit):
     model, idata = normal_fit
     x = np.array([-2.0, 0.05, 4.0])

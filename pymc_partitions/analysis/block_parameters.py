@@ -145,7 +145,7 @@ def draw_block_parameters(op, rng, labels, data, hypers):
     return out, block_size
 
 
-def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP):
+def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP, partition=None):
     """Draw each block's parameters from their conjugate posterior, for every stored draw.
 
     For each stored draw (chain c, draw d) and each collapsed likelihood observed on a
@@ -165,6 +165,13 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
     seed : int or numpy Generator, optional
     group : str, default ``"block_parameters"``
         Name of the group added (replaced if present).
+    partition : array_like of n labels, or an object with ``.labels``, optional
+        Use this one partition (e.g. a point estimate, ``pmp.point_estimate(...)``) in
+        place of each draw's partition: block k is then the same block in every draw,
+        and the draws are of its blocks' parameters given that partition, the data
+        and each draw's hyperparameters. (The hyperparameter draws themselves come
+        from the full posterior, not from the posterior given this partition; with
+        constant hyperparameters the result is exactly the posterior given it.)
 
     Returns
     -------
@@ -204,6 +211,14 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
         z = op.dist_params(lik.owner)[0]
         owner = f"sample_block_parameters ('{lik.name}')"
         labels = _partition_draws(posterior, z, owner).reshape(n_chain * n_draw, -1)
+        if partition is not None:
+            fixed = np.asarray(getattr(partition, "labels", partition))
+            if fixed.shape != labels.shape[1:]:
+                raise ValueError(
+                    f"{owner}: 'partition' must hold n = {labels.shape[1]} labels, got shape "
+                    f"{fixed.shape}."
+                )
+            labels = np.broadcast_to(canonicalize(fixed), labels.shape)
         reader = _HyperReader(model, op.dist_params(lik.owner)[1:], posterior, owner)
         values, sizes = draw_block_parameters(
             op, rng, labels, _observed(lik, model), lambda s: reader(*divmod(s, n_draw))
