@@ -336,6 +336,8 @@ def test_partition_statistics_in_the_posterior_work_with_arviz(idata):
     import matplotlib.pyplot as plt
 
     az.plot_trace(idata, var_names=["z_vi_to_reference", "z_block_frac"])
+    assert pmp.plots.plot_block_fractions(idata, "z").lines
+    assert pmp.plots.plot_n_blocks(idata, "z").patches
     plt.close("all")
 
 
