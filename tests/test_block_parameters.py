@@ -229,6 +229,8 @@ def test_clear_errors(normal_fit, monkeypatch):
     with pytest.raises(NotImplementedError, match="block_log_predictive"):
         pmp.posterior_predictive_density(idata, model, [0.0])
     monkeypatch.undo()
-    monkeypatch.setattr(type(crp), "predictive_log_weights", PartitionPriorRV.predictive_log_weights)
+    monkeypatch.setattr(
+        type(crp), "predictive_log_weights", PartitionPriorRV.predictive_log_weights
+    )
     with pytest.raises(NotImplementedError, match="partition prior of 'z'"):
         pmp.posterior_predictive_density(idata, model, [0.0])

@@ -104,7 +104,8 @@ def test_rankings(no_network):
     top = pmp.datasets.load_apa_top_orderings()
     assert top.data.shape == (15449, 5)
     lengths, counts = np.unique(top.extra["lengths"], return_counts=True)
-    assert np.array_equal(lengths, [1, 2, 3, 5]) and np.array_equal(counts, [5141, 2462, 2108, 5738])
+    assert np.array_equal(lengths, [1, 2, 3, 5])
+    assert np.array_equal(counts, [5141, 2462, 2108, 5738])
     for row, t in zip(top.data, top.extra["lengths"]):  # ranked candidates first, distinct
         assert np.all(row[t:] == 0) and len(set(row[:t])) == t
 
@@ -180,8 +181,19 @@ def test_download_verifies_then_renames(tmp_path, monkeypatch):
     assert calls == [info.urls[0]] and d.data.shape == (210, 7)
     assert (tmp_path / info.path).read_bytes() == payload
 
+    # the publisher unreachable: the mirror serves the same file
+    def mirror_only(url, timeout=None):
+        if url == info.urls[0]:
+            raise urllib.error.URLError("publisher down")
+        return io.BytesIO(payload)
+
+    monkeypatch.setattr(urllib.request, "urlopen", mirror_only)
+    assert pmp.datasets.load_seeds(data_dir=tmp_path / "mirror").data.shape == (210, 7)
+
     # a corrupted download raises and leaves nothing under the final name
-    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: io.BytesIO(payload[:-1]))
+    monkeypatch.setattr(
+        urllib.request, "urlopen", lambda url, timeout=None: io.BytesIO(payload[:-1])
+    )
     other = tmp_path / "other"
     with pytest.raises(pmp.datasets.ChecksumError, match="sha256"):
         pmp.datasets.load_seeds(data_dir=other)

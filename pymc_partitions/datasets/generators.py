@@ -153,10 +153,14 @@ def planted_partition(sizes, p_in, p_out, seed=None):
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     if sizes.ndim != 1 or sizes.size == 0 or np.any(sizes < 1):
-        raise ValueError(f"planted_partition: 'sizes' must be a list of positive block sizes, got {sizes!r}.")
+        raise ValueError(
+            f"planted_partition: 'sizes' must be a list of positive block sizes, got {sizes!r}."
+        )
     for name, p in (("p_in", p_in), ("p_out", p_out)):
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"planted_partition: '{name}' must be a probability in [0, 1], got {p!r}.")
+            raise ValueError(
+                f"planted_partition: '{name}' must be a probability in [0, 1], got {p!r}."
+            )
     rng = np.random.default_rng(seed)
     labels = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
     prob = np.where(labels[:, None] == labels[None, :], p_in, p_out)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import http.client
 import json
 import os
 import tempfile
@@ -66,14 +67,17 @@ class FileInfo:
     derived: str = ""  # how the file was made, when it has no direct URL
 
 
-_TINNGUYEN = "https://raw.githubusercontent.com/tinnguyen96/partition-coupling/420a37986e5dee08f6fe57d86b219a7e1f6a30f8/data/"
+_RAW = "https://raw.githubusercontent.com/"
+_TINNGUYEN = (
+    _RAW + "tinnguyen96/partition-coupling/" "420a37986e5dee08f6fe57d86b219a7e1f6a30f8/data/"
+)
 
 FILES = {
     "seeds_uci": FileInfo(
         "uci/seeds_dataset.txt", "1f3f83c0d8485ae9", 9300,
         urls=(
             "https://archive.ics.uci.edu/ml/machine-learning-databases/00236/seeds_dataset.txt",
-            "https://raw.githubusercontent.com/AdamStelmaszczyk/edami/484c1cc/seeds_dataset.txt",
+            _RAW + "AdamStelmaszczyk/edami/484c1cc/seeds_dataset.txt",
         ),
         source="UCI Machine Learning Repository, 'seeds' (Charytanowicz et al. 2010)",
         licence="CC BY 4.0",
@@ -95,12 +99,14 @@ FILES = {
     ),
     "nips234": FileInfo(
         "networks/NIPS234.csv", "5af097c49008b051", 109512,
-        urls=("https://raw.githubusercontent.com/adiehl96/Network-Science-Datasets/HEAD/NIPS/NIPS.csv",),
+        urls=(_RAW + "adiehl96/Network-Science-Datasets/HEAD/NIPS/NIPS.csv",),
         source="github adiehl96/Network-Science-Datasets NIPS/NIPS.csv", licence="MIT",
     ),
     "usair97": FileInfo(
         "networks/USAir97.net", "4983d16960fc3b0e", 80769,
-        urls=("https://raw.githubusercontent.com/bavla/widespread/e99a92db36d4a2b474280462a754291c8fd6a7d1/data/USAir97.net",),
+        urls=(
+            _RAW + "bavla/widespread/" "e99a92db36d4a2b474280462a754291c8fd6a7d1/data/USAir97.net",
+        ),
         source="github bavla/widespread data/USAir97.net (Pajek, V. Batagelj)", licence="GPL-3",
     ),
     "hagmann": FileInfo(
@@ -221,16 +227,22 @@ def fetch_file(key, data_dir=None, download=True):
             f"Data file '{info.path}' not found in {root} and download=False. {how_to_fix} "
             f"Or pass download=True to fetch it from {info.urls[0]}."
         )
-    errors = []
-    for url in info.urls:
+    errors, mismatch = [], None
+    for url in info.urls:  # the publisher first, then mirrors
         try:
             with urllib.request.urlopen(url, timeout=60) as response:
                 payload = response.read()
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
             errors.append(f"{url}: {exc}")
             continue
-        _write_verified(path, info, payload)
+        try:
+            _write_verified(path, info, payload)
+        except ChecksumError as exc:
+            mismatch = ChecksumError(f"downloaded from {url}: {exc}")
+            continue
         return path
+    if mismatch is not None:
+        raise mismatch
     raise DataNotFoundError(
         f"Data file '{info.path}' not found in {root}, and downloading it failed "
         f"({'; '.join(errors)}). {how_to_fix}"
