@@ -142,7 +142,7 @@ def point_estimate(
         with incremental contingency counts) or "binder" (equal-cost Binder loss,
         from the co-clustering counts).
     max_blocks : most blocks the estimate may have; default the largest number of
-        blocks among the draws (as salso). Memory for VI: 4 * U * L * max_blocks
+        blocks among the draws (as salso). Memory for VI: 2 * U * L * max_blocks
         bytes (U distinct draws, L = most labels in a draw).
     seed : int or None, seeds the runs.
     Cost per scan over the items: O(n^2) for Binder, O(n U K) for VI.
@@ -169,14 +169,15 @@ def point_estimate(
     cocounts = coclustering_count_matrix(ds.draws)
     n_unique = ds.unique.shape[0]
     if kind == 1:
-        need = 4.0 * max_blocks * n_unique * ds.n_labels
+        need = (2.0 if n < 2**16 else 4.0) * max_blocks * n_unique * ds.n_labels
         if need > _CNT_LIMIT_BYTES:
             raise ValueError(
                 f"The VI search needs {need / 2**30:.1f} GiB of contingency counts; "
                 "lower 'max_blocks' or thin the draws."
             )
         labels_t = np.ascontiguousarray(ds.unique.T)
-        cnt = np.zeros((n_unique, ds.n_labels, max_blocks), dtype=np.int32)
+        cnt_type = np.uint16 if n < 2**16 else np.int32
+        cnt = np.zeros((n_unique, ds.n_labels, max_blocks), dtype=cnt_type)
         search_counts = np.zeros((1, 1), dtype=np.int64)
     else:
         labels_t = np.zeros((n, 1), dtype=np.int64)

@@ -95,12 +95,17 @@ def _choose(i, prefer, kind, n_draws, c, size, cocounts, labels_t, weights, cnt,
             if c[j] >= 0:
                 acc[c[j]] += n_draws - 2 * cocounts[i, j]
     else:
+        # slots above the highest used one are empty: skip them
+        top = 0
+        for k in range(kcap):
+            if size[k] > 0:
+                top = k + 1
         for m in range(labels_t.shape[1]):
             row = labels_t[i, m]
             w = weights[m]
-            for k in range(kcap):
+            for k in range(top):
                 acc[k] += w * gtab[cnt[m, row, k]]
-        for k in range(kcap):
+        for k in range(top):
             acc[k] = n_draws * gtab[size[k]] - 2.0 * acc[k]
     used = 0
     for k in range(kcap):
@@ -172,7 +177,7 @@ def salso_run(kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, or
     labels_t : (n, U) int64 labels of the U distinct draws in [0, L), item-major
         (VI; else (n, 1))
     weights : (U,) float64 multiplicity of each distinct draw (sums to M)
-    cnt : (U, L, max_blocks) int32 scratch (VI; else (1, 1, max_blocks))
+    cnt : (U, L, max_blocks) uint16 (n < 65536) or int32 scratch (VI; else (1, 1, max_blocks))
     gtab : (n + 2,) float64, g(x) = (x + 1) log(x + 1) - x log x
     c : (n,) int64 result; size : (max_blocks,) int64 block sizes
     order, saved, members : (n,) int64 scratch; acc : (max_blocks,) float64 scratch
