@@ -82,7 +82,9 @@ def add_partition_statistics(
         ref = getattr(reference, "labels", reference)
         ref = np.asarray(ref)
         if ref.shape != (n,):
-            raise ValueError(f"'reference' must be a label vector of shape ({n},); got {ref.shape}.")
+            raise ValueError(
+                f"'reference' must be a label vector of shape ({n},); got {ref.shape}."
+            )
         values = fn(labels.reshape(-1, n), ref).reshape(chains, draws)
         new[f"{name}_{key}_to_reference"] = xr.DataArray(
             values, dims=("chain", "draw"), coords=coords

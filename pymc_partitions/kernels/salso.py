@@ -23,14 +23,14 @@ f(x) = x log x / n). The kernel works with M times the loss, up to constants:
   by sum_{j in k} (M - 2 N_ij), O(n) for all blocks at once.
 - ``kind = 1`` VI, from the draws through per-draw contingency counts
   cnt[m, l, k] = |C_k ∩ Z_l^(m)| kept incrementally:
-  L = M sum_k f(|C_k|) - 2 sum_m sum_kl f(cnt[k, m, l]) with f(x) = x log x, and
+  L = M sum_k f(|C_k|) - 2 sum_m sum_kl f(cnt[m, l, k]) with f(x) = x log x, and
   putting item i in block k changes it by
   M g(|C_k|) - 2 sum_m g(cnt[m, z_i^(m), k]), g(x) = f(x + 1) - f(x)
-  (tabulated); each distinct draw is kept once with its multiplicity as a
-  weight (a concentrated posterior repeats draws). The counts are stored draw-major with the block last, so one
-  pass over the draws reads all blocks' counts for item i from one cache line
-  per draw: O(M K) per item, memory-friendly. This is the expected VI itself, computed from the
-  draws, not the Wade–Ghahramani lower bound.
+  (tabulated). Each distinct draw is kept once, weighted by its multiplicity
+  (a concentrated posterior repeats draws). The counts are stored draw-major
+  with the block last, so one pass over the draws reads all blocks' counts for
+  item i from one cache line per draw: O(M K) per item. This is the expected VI
+  itself, computed from the draws, not the Wade–Ghahramani lower bound.
 
 Empty candidate blocks change L by 0 (g(0) = 0). A move is taken only when it
 lowers L by more than a tolerance, so scans terminate and ties keep the current
@@ -80,7 +80,9 @@ def _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
 
 
 @primitive
-def _choose(i, prefer, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, max_blocks):
+def _choose(
+    i, prefer, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, max_blocks
+):
     """Best block for unallocated item i: returns (block, its delta, delta of ``prefer``).
 
     Candidates: every non-empty block, and one empty block while fewer than
@@ -144,8 +146,10 @@ def _shuffle(order, count):
 
 
 @primitive
-def _sweeten(kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order, max_blocks,
-             max_scans, loss):
+def _sweeten(
+    kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order, max_blocks,
+    max_scans, loss,
+):  # fmt: skip
     n = c.shape[0]
     for _ in range(max_scans):
         for t in range(n):
@@ -155,8 +159,10 @@ def _sweeten(kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc
         for t in range(n):
             i = order[t]
             k0 = _remove(i, c, size, labels_t, cnt, kind)
-            k, v, v0 = _choose(i, k0, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
-                               max_blocks)
+            k, v, v0 = _choose(
+                i, k0, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+                max_blocks,
+            )  # fmt: skip
             _add(i, k, c, size, labels_t, cnt, kind)
             loss += v - v0
             if k != k0:
@@ -167,8 +173,10 @@ def _sweeten(kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc
 
 
 @entry
-def salso_run(kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, order, acc, saved, members,
-              max_blocks, p_seq, max_scans, max_zealous, seed, out_loss):
+def salso_run(
+    kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, order, acc, saved, members,
+    max_blocks, p_seq, max_scans, max_zealous, seed, out_loss,
+):  # fmt: skip
     """One SALSO run; the result is left in ``c`` (block slots, not canonical).
 
     kind : 0 Binder (uses ``cocounts``), 1 VI (uses ``labels_t``, ``cnt``, ``gtab``)
@@ -203,8 +211,10 @@ def salso_run(kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, or
         _shuffle(order, n)
         for t in range(n):
             i = order[t]
-            k, v, _ = _choose(i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
-                              max_blocks)
+            k, v, _ = _choose(
+                i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+                max_blocks,
+            )  # fmt: skip
             _add(i, k, c, size, labels_t, cnt, kind)
             loss += v
     else:
@@ -213,8 +223,10 @@ def salso_run(kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, or
             v = _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
             _add(i, k, c, size, labels_t, cnt, kind)
             loss += v
-    loss = _sweeten(kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order, max_blocks,
-                    max_scans, loss)
+    loss = _sweeten(
+        kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+        max_blocks, max_scans, loss,
+    )  # fmt: skip
     for _ in range(max_zealous):
         used = 0
         for k in range(size.shape[0]):
@@ -239,16 +251,22 @@ def salso_run(kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, or
         for t in range(count):
             i = members[t]
             _remove(i, c, size, labels_t, cnt, kind)
-            loss -= _delta(i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
+            loss -= _delta(
+                i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab
+            )
         _shuffle(members, count)
         for t in range(count):
             i = members[t]
-            k, v, _ = _choose(i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
-                              max_blocks)
+            k, v, _ = _choose(
+                i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+                max_blocks,
+            )  # fmt: skip
             _add(i, k, c, size, labels_t, cnt, kind)
             loss += v
-        loss = _sweeten(kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
-                        max_blocks, max_scans, loss)
+        loss = _sweeten(
+            kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+            max_blocks, max_scans, loss,
+        )  # fmt: skip
         if loss < before - 1e-9 * (abs(before) + n_draws):
             continue
         for i in range(n):
