@@ -17,7 +17,6 @@ narrowest integer type so that one pair is one contiguous vector comparison.
 
 import math
 
-
 from pymc_partitions.kernels._jit import entry, primitive
 
 
