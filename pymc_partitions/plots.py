@@ -8,6 +8,7 @@ returns the Axes, as ArviZ's plots do. Install the optional dependency with
 import numpy as np
 
 from pymc_partitions.analysis._draws import read_draws
+from pymc_partitions.analysis.point_estimates import n_blocks as count_blocks
 from pymc_partitions.analysis.statistics import sorted_block_fractions
 from pymc_partitions.partitions import canonicalize
 
@@ -104,10 +105,8 @@ def plot_block_fractions(idata, var_name=None, n_fractions=5, ax=None):
 def plot_n_blocks(idata, var_name=None, ax=None):
     """Posterior of the number of blocks, one bar series per chain."""
     labels = read_draws(idata, var_name, keep_chains=True)
-    from pymc_partitions.analysis.point_estimates import n_blocks
-
     chains = labels.shape[0]
-    k = n_blocks(labels.reshape(-1, labels.shape[-1])).reshape(chains, -1)
+    k = count_blocks(labels.reshape(-1, labels.shape[-1])).reshape(chains, -1)
     values = np.arange(k.min(), k.max() + 1)
     ax = _axes(ax)
     width = 0.8 / chains

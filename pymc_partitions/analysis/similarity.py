@@ -36,7 +36,7 @@ def similarity_matrix(draws_or_idata, var_name=None, items=None, dtype=np.float3
     items : optional 1-D int indices; the result is then psm[items][:, items].
     dtype : float dtype of the result (float32 default, float64 for exact sums).
     block_size : tile size in items (default from the number of draws so one tile's
-        label rows take ~256 KB).
+        label rows take ~256 KB, between 16 and 512 items).
     Returns an array of shape (p, p), p = n or len(items), symmetric with unit
     diagonal.
     """
@@ -58,10 +58,11 @@ def similarity_matrix(draws_or_idata, var_name=None, items=None, dtype=np.float3
     m = draws.shape[0]
     p = items.shape[0]
     if block_size is None:
-        block_size = max(16, _TILE_BYTES // max(1, m * labels_t.itemsize))
+        block_size = min(512, max(16, _TILE_BYTES // max(1, m * labels_t.itemsize)))
     block_size = int(block_size)
     if block_size < 1:
         raise ValueError(f"'block_size' must be >= 1; got {block_size}.")
+    block_size = min(block_size, max(p, 1))
     out = np.empty((p, p), dtype=dtype)
     tile = np.empty((block_size, block_size), dtype=np.int64)
     for r0 in range(0, p, block_size):
