@@ -18,18 +18,15 @@ import numpy as np
 import pymc as pm
 
 import pymc_partitions as pmp
+from pymc_partitions.datasets import nguyen_synthetic
 from pymc_partitions.kernels import assign_labels, gibbs, new_state
 from pymc_partitions.kernels.components import normal
 from pymc_partitions.kernels.priors import crp
 
 
 def synthetic_nguyen(n=300, seed=0):
-    """Nguyen et al. (2022) App. G.3 'synthetic': 4 equally likely components in 2-D
-    centred at (+-0.8, +-0.8), isotropic noise sd 0.5. Their target: alpha = 0.2,
-    mu0 = 0, Sigma0 = 0.75 I, Sigma1 = 0.7 I."""
-    rng = np.random.default_rng(seed)
-    centres = np.array([[-0.8, -0.8], [-0.8, 0.8], [0.8, -0.8], [0.8, 0.8]])
-    return centres[rng.integers(0, 4, n)] + rng.normal(0.0, 0.5, size=(n, 2))
+    """Nguyen et al. (2022) App. G.3 'synthetic' (see ``pmp.datasets.nguyen_synthetic``)."""
+    return nguyen_synthetic(n, seed=seed)[0]
 
 
 def mixture(n, d, n_clusters=10, seed=0):

@@ -14,6 +14,27 @@ holds plain-numpy partition utilities.
 """
 
 from pymc_partitions import compat
+from pymc_partitions import datasets
+from pymc_partitions.analysis.block_parameters import (
+    posterior_predictive_density,
+    sample_block_parameters,
+)
+from pymc_partitions import plots
+from pymc_partitions.analysis import (
+    CredibleBall,
+    PointEstimate,
+    add_partition_statistics,
+    adjusted_rand_index,
+    binder_loss,
+    credible_ball,
+    dahl_estimate,
+    expected_loss,
+    hamming_distance,
+    point_estimate,
+    rand_index,
+    similarity_matrix,
+    variation_of_information,
+)
 from pymc_partitions.distributions import (
     CRP,
     CollapsedBetaBernoulli,
@@ -42,5 +63,24 @@ __all__ = [
     "SplitMerge",
     "canonicalize",
     "partition_summaries",
+    "posterior_predictive_density",
+    "sample_block_parameters",
     "set_partitions",
+]
+
+__all__ += [
+    "CredibleBall",
+    "PointEstimate",
+    "add_partition_statistics",
+    "adjusted_rand_index",
+    "binder_loss",
+    "credible_ball",
+    "dahl_estimate",
+    "expected_loss",
+    "hamming_distance",
+    "plots",
+    "point_estimate",
+    "rand_index",
+    "similarity_matrix",
+    "variation_of_information",
 ]

@@ -86,6 +86,15 @@ def posterior_dataset(idata):
     return post.to_dataset() if hasattr(post, "to_dataset") else post
 
 
+def add_posterior_variables(idata, variables):
+    """Add ``xarray.DataArray`` variables (dims starting with chain, draw) to the
+    posterior group of an ``InferenceData`` or ``DataTree``, in place."""
+    post = idata["posterior"]
+    for name, value in variables.items():
+        post[name] = value
+    return idata
+
+
 def _partition_rvs(model):
     from pymc_partitions.distributions.partition import PartitionPriorRV
 
@@ -168,3 +177,25 @@ def install_initval_checks():
 
     make_initial_point_fns_per_chain.__wrapped__ = original
     mcmc.make_initial_point_fns_per_chain = make_initial_point_fns_per_chain
+
+
+def group_dataset(idata, name):
+    """Group ``name`` of an ``InferenceData`` / ``DataTree`` as an ``xarray.Dataset``."""
+    group = idata[name]
+    return group.to_dataset() if hasattr(group, "to_dataset") else group
+
+
+def add_group(idata, name, dataset):
+    """Add (or replace) group ``name`` holding ``dataset`` in place; returns ``idata``.
+
+    ArviZ < 1: ``InferenceData.add_groups``; ArviZ >= 1: a child node of the ``DataTree``.
+    """
+    if hasattr(idata, "add_groups"):
+        if name in idata.groups():
+            delattr(idata, name)
+        idata.add_groups({name: dataset})
+    else:
+        import xarray as xr
+
+        idata[name] = xr.DataTree(dataset)
+    return idata

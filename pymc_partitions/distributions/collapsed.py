@@ -209,6 +209,29 @@ class CollapsedNormalRV(CollapsedLikelihoodRV):
 
         return _batched_rng(draw_one, rng, (partition, mu0, tau, sigma), size)
 
+    def block_posterior_draw(self, rng, rows, hypers):
+        """Block mean ``mu`` (D,) from its Normal posterior: precision
+        1/tau^2 + m/sigma^2, mean (mu0/tau^2 + sum(rows)/sigma^2) / precision."""
+        mean, var = self._block_posterior(rows, hypers)
+        return {"mu": rng.normal(mean, np.sqrt(var))}
+
+    def block_log_predictive(self, new_rows, rows, hypers):
+        """Sum over dimensions of log Normal(x_d; posterior mean, posterior variance
+        + sigma_d^2) for each new row (Nguyen et al. 2022, App. M)."""
+        mean, var = self._block_posterior(rows, hypers)
+        v = var + np.asarray(hypers[2], dtype=np.float64) ** 2
+        r = np.asarray(new_rows, dtype=np.float64) - mean
+        return -0.5 * np.sum(LOG_2PI + np.log(v) + r**2 / v, axis=-1)
+
+    @staticmethod
+    def _block_posterior(rows, hypers):
+        mu0, tau, sigma = (np.asarray(h, dtype=np.float64) for h in hypers)
+        rows = np.asarray(rows, dtype=np.float64)
+        prec = 1.0 / tau**2 + rows.shape[0] / sigma**2
+        mean = (mu0 / tau**2 + rows.sum(axis=0) / sigma**2) / prec
+        return mean, 1.0 / prec
+
+
 
 collapsed_normal = CollapsedNormalRV()
 
@@ -286,6 +309,29 @@ class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
             return (rng.random((z.shape[0], a.shape[0])) < theta[z]).astype(np.float64)
 
         return _batched_rng(draw_one, rng, (partition, a, b), size)
+
+    def block_posterior_draw(self, rng, rows, hypers):
+        """Block probabilities ``theta`` (D,) from Beta(a + c, b + m - c), with c the
+        block's count of ones per feature and m its size."""
+        post_a, post_b = self._block_posterior(rows, hypers)
+        return {"theta": rng.beta(post_a, post_b)}
+
+    def block_log_predictive(self, new_rows, rows, hypers):
+        """Sum over features of log Bernoulli(x_d; (a_d + c_d) / (a_d + b_d + m)) for
+        each new row (the Beta-Bernoulli posterior predictive, Jain & Neal 2004 §5)."""
+        post_a, post_b = self._block_posterior(rows, hypers)
+        x = np.asarray(new_rows, dtype=np.float64)
+        log_p1 = np.log(post_a) - np.log(post_a + post_b)
+        log_p0 = np.log(post_b) - np.log(post_a + post_b)
+        return np.sum(x * log_p1 + (1.0 - x) * log_p0, axis=-1)
+
+    @staticmethod
+    def _block_posterior(rows, hypers):
+        a, b = (np.asarray(h, dtype=np.float64) for h in hypers)
+        rows = np.asarray(rows, dtype=np.float64)
+        ones = rows.sum(axis=0)
+        return a + ones, b + rows.shape[0] - ones
+
 
 
 collapsed_beta_bernoulli = CollapsedBetaBernoulliRV()

@@ -88,6 +88,18 @@ class PartitionPriorRV(RandomVariable):
     dtype = "int64"
     hyper_names: tuple = ()
 
+    def predictive_log_weights(self, values, sizes):
+        """Log probabilities that a new item joins each existing block or a new one.
+
+        values : the prior's hyperparameter values (``hyper_names`` order);
+        sizes : (K,) sizes of the blocks of a partition of n items. Returns (K + 1,)
+        normalised log weights: the K existing blocks in order, then a new block (the
+        prior's prediction rule, used for posterior predictive densities).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no prediction rule (predictive_log_weights) for a new item."
+        )
+
     def check_hyper_values(self, values, owner):
         for name, value in zip(self.hyper_names, values):
             if not np.all(np.isfinite(value)) or np.any(value <= 0):
@@ -118,6 +130,14 @@ class CRPRV(PartitionPriorRV):
 
     def kernel_prior_params(self, values, n):
         return crp_kernel.make_params(float(values[0]), n)
+
+    def predictive_log_weights(self, values, sizes):
+        """CRP prediction rule: log n_k / (n + alpha) for block k, log alpha / (n + alpha)
+        for a new block (Neal 2000 eq. 3.7; Nguyen et al. 2022, App. M)."""
+        alpha = float(np.asarray(values[0]))
+        sizes = np.asarray(sizes, dtype=np.float64)
+        log_w = np.log(np.append(sizes, alpha))
+        return log_w - np.log(sizes.sum() + alpha)
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
         n = dist_params[1]

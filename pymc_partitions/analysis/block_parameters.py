@@ -1,0 +1,340 @@
+r"""Block parameters and posterior predictive densities for conjugate collapsed likelihoods.
+
+A collapsed likelihood integrates each block's parameters out, so the posterior
+holds partitions and hyperparameters but no block parameters. For conjugate
+likelihoods they are cheap to recover afterwards: given a stored partition and the
+stored hyperparameters, each block's parameters have a closed-form posterior.
+
+- :func:`sample_block_parameters` draws, for every stored draw, each block's
+  parameters from that posterior and adds them to the ``InferenceData`` as a new
+  group (``block_parameters``). Together with the stored draw they are an exact
+  draw from the joint posterior of (partition, hyperparameters, block parameters).
+- :func:`posterior_predictive_density` estimates the log posterior predictive
+  density of new observations (Nguyen et al. 2022, App. M, eq. 17):
+
+  .. math::
+
+      p(x_{new} \mid x_{1:n}) \approx \frac1S \sum_{s=1}^S \Big[
+      \sum_{k=1}^{K_s} w_k^{(s)}\, p(x_{new} \mid x_{B_k^{(s)}}, \eta^{(s)})
+      + w_{new}^{(s)}\, p(x_{new} \mid \eta^{(s)}) \Big]
+
+  with :math:`B_k^{(s)}` the blocks of draw s, :math:`\eta^{(s)}` its
+  hyperparameters and :math:`w^{(s)}` the partition prior's prediction rule (CRP:
+  :math:`n_k/(n+\alpha)` and :math:`\alpha/(n+\alpha)`).
+
+Both are generic over likelihood ops: the mathematics of a likelihood lives on its
+op (:meth:`~pymc_partitions.distributions.CollapsedLikelihoodRV.block_posterior_draw`,
+:meth:`~pymc_partitions.distributions.CollapsedLikelihoodRV.block_log_predictive`)
+and of a prior on its op
+(:meth:`~pymc_partitions.distributions.PartitionPriorRV.predictive_log_weights`); a
+model whose likelihood or prior lacks them gets an error naming it.
+
+Hyperparameter values of each draw are the model's hyperparameter expressions
+evaluated at that draw's free variables in the posterior (constants stay constant).
+"""
+
+import numpy as np
+import pytensor
+import xarray as xr
+from scipy.special import logsumexp
+
+from pymc_partitions import compat
+from pymc_partitions.compat import ancestors
+from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
+from pymc_partitions.distributions.partition import PartitionPriorRV
+from pymc_partitions.partitions import canonicalize
+
+GROUP = "block_parameters"
+
+
+# ----------------------------------------------------------------------------- model reading
+def _collapsed_likelihoods(model):
+    return [
+        rv
+        for rv in model.observed_RVs
+        if rv.owner is not None and isinstance(rv.owner.op, CollapsedLikelihoodRV)
+    ]
+
+
+def _overrides(op, base, method):
+    return getattr(type(op), method) is not getattr(base, method)
+
+
+def _require(op, base, method, who, what):
+    if not _overrides(op, base, method):
+        raise NotImplementedError(
+            f"{who} ({type(op).__name__}) does not implement {method}: {what} is available only "
+            f"for likelihoods and priors that define it (e.g. pmp.CollapsedNormal, "
+            f"pmp.CollapsedBetaBernoulli, pmp.CRP)."
+        )
+
+
+class _HyperReader:
+    """Evaluates hyperparameter expressions at each posterior draw.
+
+    Compiled once from the free variables the expressions depend on (the posterior
+    stores them on their natural scale) to the expressions' values.
+    """
+
+    def __init__(self, model, exprs, posterior, owner):
+        free = list(model.free_RVs)
+        needed = set(ancestors(exprs, blockers=free))
+        self.inputs = [rv for rv in free if rv in needed]
+        missing = [rv.name for rv in self.inputs if rv.name not in posterior]
+        if missing:
+            raise ValueError(
+                f"{owner}: the posterior has no draws of {missing}, which the hyperparameters "
+                f"depend on; sample them (do not drop them with var_names in pm.sample)."
+            )
+        self.fn = pytensor.function(self.inputs, list(exprs), on_unused_input="ignore")
+        self.values = [np.asarray(posterior[rv.name].values) for rv in self.inputs]
+        self.dtypes = [rv.type.dtype for rv in self.inputs]
+        self._const = None if self.inputs else [np.asarray(v, dtype=np.float64) for v in self.fn()]
+
+    def __call__(self, c, d):
+        if self._const is not None:
+            return self._const
+        args = [np.asarray(v[c, d], dtype=t) for v, t in zip(self.values, self.dtypes)]
+        return [np.asarray(v, dtype=np.float64) for v in self.fn(*args)]
+
+
+def _observed(lik, model):
+    return np.asarray(model.rvs_to_values[lik].data)
+
+
+def _blocks(labels):
+    """Canonical blocks of one label vector: list of member index arrays, sizes."""
+    labels = canonicalize(labels)
+    order = np.argsort(labels, kind="stable")
+    sizes = np.bincount(labels)
+    return np.split(order, np.cumsum(sizes)[:-1]), sizes
+
+
+def _partition_draws(posterior, z, owner):
+    if z.name not in posterior:
+        raise ValueError(f"{owner}: the posterior has no draws of partition '{z.name}'.")
+    labels = np.asarray(posterior[z.name].values)
+    return labels.reshape(labels.shape[0], labels.shape[1], -1)
+
+
+# ----------------------------------------------------------------------------- block parameters
+def draw_block_parameters(op, rng, labels, data, hypers):
+    """Block parameters for a sequence of partitions (numpy core of
+    :func:`sample_block_parameters`).
+
+    op : a collapsed likelihood op with ``block_posterior_draw``;
+    labels : (S, n) int label vectors; data : the observed rows (n, ...);
+    hypers : callable ``s -> list of hyperparameter values`` or one list for all s.
+    Returns ``{name: (S, K_max, *shape) float64}`` with block k of draw s the k-th
+    block in canonical order and NaN for k >= K_s, and the (S, K_max) int64 block
+    sizes (0 for k >= K_s).
+    """
+    labels = np.asarray(labels)
+    blocks = [_blocks(row) for row in labels]
+    k_max = max(sizes.size for _, sizes in blocks)
+    out, block_size = {}, np.zeros((labels.shape[0], k_max), dtype=np.int64)
+    for s, (members, sizes) in enumerate(blocks):
+        h = hypers(s) if callable(hypers) else hypers
+        block_size[s, : sizes.size] = sizes
+        for k, idx in enumerate(members):
+            for name, value in op.block_posterior_draw(rng, data[idx], h).items():
+                value = np.asarray(value, dtype=np.float64)
+                if name not in out:
+                    out[name] = np.full((labels.shape[0], k_max) + value.shape, np.nan)
+                out[name][s, k] = value
+    return out, block_size
+
+
+def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP, partition=None):
+    """Draw each block's parameters from their conjugate posterior, for every stored draw.
+
+    For each stored draw (chain c, draw d) and each collapsed likelihood observed on a
+    partition, each block's parameters are drawn given that draw's partition and
+    hyperparameters (``op.block_posterior_draw``), so every (c, d) is a joint
+    posterior draw of partition, hyperparameters and block parameters.
+
+    Parameters
+    ----------
+    idata : InferenceData or DataTree
+        ``pm.sample`` output with the partition and the free hyperparameters in its
+        posterior.
+    model : pm.Model
+        The model that produced it.
+    var_names : list of str, optional
+        Names of the collapsed likelihoods to use (default: all in the model).
+    seed : int or numpy Generator, optional
+    group : str, default ``"block_parameters"``
+        Name of the group added (replaced if present).
+    partition : array_like of n labels, or an object with ``.labels``, optional
+        Use this one partition (e.g. a point estimate, ``pmp.point_estimate(...)``) in
+        place of each draw's partition: block k is then the same block in every draw,
+        and the draws are of its blocks' parameters given that partition, the data
+        and each draw's hyperparameters. (The hyperparameter draws themselves come
+        from the full posterior, not from the posterior given this partition; with
+        constant hyperparameters the result is exactly the posterior given it.)
+
+    Returns
+    -------
+    The same ``idata``, with the new group holding, for likelihood ``y`` on
+    partition ``z``, a variable ``y_{param}`` per block parameter (CollapsedNormal:
+    ``y_mu``; CollapsedBetaBernoulli: ``y_theta``) with dims
+    ``(chain, draw, z_block, y_{param}_dim_0, ...)``, and ``z_block_size``
+    ``(chain, draw, z_block)`` int64. Block k of a draw is the block with canonical
+    label k (the block of the k-th item to open a new block); the ``z_block`` axis has
+    the largest number of blocks over all draws, and entries beyond a draw's own
+    number of blocks are NaN (sizes 0). Block indices are labels, so they switch
+    between draws: summaries across draws are meaningful per draw or after fixing
+    a partition (e.g. a point estimate), not per raw block index.
+    """
+    rng = np.random.default_rng(seed)
+    posterior = compat.posterior_dataset(idata)
+    liks = _collapsed_likelihoods(model)
+    if var_names is not None:
+        names = {lik.name for lik in liks}
+        unknown = [v for v in var_names if v not in names]
+        if unknown:
+            raise ValueError(
+                f"sample_block_parameters: var_names {unknown} are not collapsed likelihoods of "
+                f"the model; choose from {sorted(names)}."
+            )
+        liks = [lik for lik in liks if lik.name in var_names]
+    if not liks:
+        raise ValueError("sample_block_parameters: the model has no collapsed likelihood.")
+    for lik in liks:
+        _require(lik.owner.op, CollapsedLikelihoodRV, "block_posterior_draw",
+                 f"likelihood '{lik.name}'", "sampling block parameters")
+
+    n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
+    variables = {}
+    for lik in liks:
+        op = lik.owner.op
+        z = op.dist_params(lik.owner)[0]
+        owner = f"sample_block_parameters ('{lik.name}')"
+        labels = _partition_draws(posterior, z, owner).reshape(n_chain * n_draw, -1)
+        if partition is not None:
+            fixed = np.asarray(getattr(partition, "labels", partition))
+            if fixed.shape != labels.shape[1:]:
+                raise ValueError(
+                    f"{owner}: 'partition' must hold n = {labels.shape[1]} labels, got shape "
+                    f"{fixed.shape}."
+                )
+            labels = np.broadcast_to(canonicalize(fixed), labels.shape)
+        reader = _HyperReader(model, op.dist_params(lik.owner)[1:], posterior, owner)
+        values, sizes = draw_block_parameters(
+            op, rng, labels, _observed(lik, model), lambda s: reader(*divmod(s, n_draw))
+        )
+        block_dim = f"{z.name}_block"
+        for name, arr in values.items():
+            arr = arr.reshape((n_chain, n_draw) + arr.shape[1:])
+            extra = [f"{lik.name}_{name}_dim_{i}" for i in range(arr.ndim - 3)]
+            variables[f"{lik.name}_{name}"] = xr.DataArray(
+                arr, dims=("chain", "draw", block_dim, *extra)
+            )
+        size_name = f"{z.name}_block_size"
+        new_sizes = sizes.reshape(n_chain, n_draw, -1)
+        if size_name in variables and variables[size_name].shape[-1] != new_sizes.shape[-1]:
+            raise AssertionError("block sizes differ between likelihoods of one partition")
+        variables[size_name] = xr.DataArray(new_sizes, dims=("chain", "draw", block_dim))
+    dataset = xr.Dataset(
+        variables, coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values}
+    )
+    dataset.attrs["description"] = (
+        "Block parameters drawn from their conjugate posterior given each stored partition "
+        "and hyperparameters; block k = canonical label k; NaN beyond a draw's blocks."
+    )
+    return compat.add_group(idata, group, dataset)
+
+
+# ----------------------------------------------------------------------------- predictive
+def _new_rows(x_new, data, owner):
+    x = np.asarray(x_new, dtype=np.float64)
+    row_ndim = data.ndim - 1
+    if data.ndim == 2 and data.shape[1] == 1 and x.ndim == 1:
+        x = x[:, None]  # D = 1: a vector of new scalar observations
+    elif x.ndim == row_ndim:
+        x = x[None]  # one new observation
+    if x.ndim != data.ndim or x.shape[1:] != data.shape[1:]:
+        raise ValueError(
+            f"{owner}: 'x_new' must hold new observations shaped like the observed rows "
+            f"{data.shape[1:]} (an array (r, {', '.join(map(str, data.shape[1:]))}) or one row), "
+            f"got shape {np.shape(x_new)}."
+        )
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{owner}: 'x_new' must be finite.")
+    return x
+
+
+def posterior_predictive_density(idata, model, x_new, var_name=None, combine=True):
+    """Log posterior predictive density of new observations (Nguyen et al. 2022, App. M).
+
+    For each stored draw: the mixture over the draw's blocks of each block's
+    posterior predictive (``op.block_log_predictive``), weighted by the partition
+    prior's prediction rule (``prior_op.predictive_log_weights``; CRP: n_k/(n+alpha)),
+    plus the new-block prior predictive (CRP weight alpha/(n+alpha)); then the
+    average over draws (log-mean-exp).
+
+    Parameters
+    ----------
+    idata, model : the ``pm.sample`` output and its model.
+    x_new : array_like
+        New observations shaped like the observed rows: (r, D), or one row (D,); for
+        D = 1 a vector of r values. Each is scored on its own (one new item at a time).
+    var_name : str, optional
+        The collapsed likelihood whose observations ``x_new`` are (required if the
+        model has several). With several likelihoods on one partition this is the
+        marginal predictive of that likelihood's part of a new item.
+    combine : bool, default True
+        Return the average over draws, shape (r,); False returns each draw's log
+        predictive, shape (chain, draw, r).
+    """
+    owner = "posterior_predictive_density"
+    liks = _collapsed_likelihoods(model)
+    if var_name is None:
+        if len(liks) != 1:
+            raise ValueError(
+                f"{owner}: the model has {len(liks)} collapsed likelihoods "
+                f"{[lik.name for lik in liks]}; pass var_name= to choose one."
+            )
+        lik = liks[0]
+    else:
+        match = [lik for lik in liks if lik.name == var_name]
+        if not match:
+            raise ValueError(
+                f"{owner}: var_name '{var_name}' is not a collapsed likelihood of the model; "
+                f"choose from {[lik.name for lik in liks]}."
+            )
+        lik = match[0]
+    op = lik.owner.op
+    _require(op, CollapsedLikelihoodRV, "block_log_predictive", f"likelihood '{lik.name}'",
+             "the posterior predictive density")
+    z = op.dist_params(lik.owner)[0]
+    prior_op = z.owner.op
+    _require(prior_op, PartitionPriorRV, "predictive_log_weights", f"partition prior of '{z.name}'",
+             "the posterior predictive density")
+
+    posterior = compat.posterior_dataset(idata)
+    data = _observed(lik, model)
+    x = _new_rows(x_new, data, owner)
+    n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
+    labels = _partition_draws(posterior, z, owner)
+    prior_exprs = list(prior_op.dist_params(z.owner)[:-1])
+    lik_exprs = list(op.dist_params(lik.owner)[1:])
+    reader = _HyperReader(model, prior_exprs + lik_exprs, posterior, owner)
+    n_prior = len(prior_exprs)
+    out = np.empty((n_chain, n_draw, x.shape[0]))
+    for c in range(n_chain):
+        for d in range(n_draw):
+            values = reader(c, d)
+            prior_values, hypers = values[:n_prior], values[n_prior:]
+            members, sizes = _blocks(labels[c, d])
+            log_w = prior_op.predictive_log_weights(prior_values, sizes)
+            terms = [op.block_log_predictive(x, data[idx], hypers) for idx in members]
+            terms.append(op.block_log_predictive(x, data[:0], hypers))
+            out[c, d] = logsumexp(np.stack(terms) + log_w[:, None], axis=0)
+    if not combine:
+        return out
+    flat = out.reshape(-1, x.shape[0])
+    return logsumexp(flat, axis=0) - np.log(flat.shape[0])
+
+
+__all__ = ["draw_block_parameters", "posterior_predictive_density", "sample_block_parameters"]

@@ -1,0 +1,67 @@
+"""Data sets: generators for the papers' synthetic experiments and loaders for the
+real data sets (``pmp.datasets``).
+
+Generators (:mod:`.generators`) need nothing but numpy. Loaders (:mod:`.loaders`)
+read a data directory (argument > ``$PMP_DATA_DIR`` > ``~/.cache/pymc-partitions``)
+and download missing files from their publisher when they can.
+"""
+
+from pymc_partitions.datasets.generators import (
+    JAIN_NEAL_TABLE,
+    edges_from_adjacency,
+    erdos_renyi_graph,
+    jain_neal_bernoulli,
+    jain_neal_probabilities,
+    nguyen_gmm_1d,
+    nguyen_synthetic,
+    pbc_bernoulli,
+    pbc_normal,
+    planted_partition,
+    random_regular_graph,
+)
+from pymc_partitions.datasets.loaders import (
+    FILES,
+    ChecksumError,
+    DataNotFoundError,
+    Dataset,
+    fetch_file,
+    get_data_dir,
+    load_apa_rankings,
+    load_apa_top_orderings,
+    load_gene,
+    load_hagmann,
+    load_jaspar_motifs,
+    load_nips234,
+    load_octahedron,
+    load_seeds,
+    load_usair97,
+)
+
+__all__ = [
+    "FILES",
+    "JAIN_NEAL_TABLE",
+    "ChecksumError",
+    "DataNotFoundError",
+    "Dataset",
+    "edges_from_adjacency",
+    "erdos_renyi_graph",
+    "fetch_file",
+    "get_data_dir",
+    "jain_neal_bernoulli",
+    "jain_neal_probabilities",
+    "load_apa_rankings",
+    "load_apa_top_orderings",
+    "load_gene",
+    "load_hagmann",
+    "load_jaspar_motifs",
+    "load_nips234",
+    "load_octahedron",
+    "load_seeds",
+    "load_usair97",
+    "nguyen_gmm_1d",
+    "nguyen_synthetic",
+    "pbc_bernoulli",
+    "pbc_normal",
+    "planted_partition",
+    "random_regular_graph",
+]

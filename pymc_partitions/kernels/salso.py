@@ -1,0 +1,300 @@
+"""SALSO search for the partition minimising a posterior expected loss (numba).
+
+Dahl, Johnson & Müller (2022), "Search algorithms and loss functions for
+Bayesian clustering", JCGS 31(4), §4: one run is
+
+1. an initial allocation: with probability ``p_seq`` *sequential allocation*
+   (items in a random order, each put in the block, existing or new, that
+   minimises the expected loss of the partial clustering of the items placed so
+   far), otherwise labels drawn uniformly from ``max_blocks`` blocks;
+2. *sweetening*: scans over the items in random order, each item removed and
+   put back where the expected loss is smallest, until a scan changes nothing
+   (or ``max_scans``);
+3. *zealous updates*: up to ``max_zealous`` times, a random block is destroyed,
+   its items are sequentially reallocated in random order and the result is
+   sweetened; kept only if the expected loss went down.
+
+Both losses have the form L(c) = sum_k f(|C_k|) - 2 E[sum_kl f(|C_k ∩ Z_l|)] +
+const over the posterior draws Z (equal-cost Binder: f(x) = x^2/2; VI:
+f(x) = x log x / n). The kernel works with M times the loss, up to constants:
+
+- ``kind = 0`` Binder, from the integer co-clustering counts N_ij (N = M * PSM):
+  L = sum_{i<j, c_i = c_j} (M - 2 N_ij); putting item i in block k changes it
+  by sum_{j in k} (M - 2 N_ij), O(n) for all blocks at once.
+- ``kind = 1`` VI, from the draws through per-draw contingency counts
+  cnt[m, l, k] = |C_k ∩ Z_l^(m)| kept incrementally:
+  L = M sum_k f(|C_k|) - 2 sum_m sum_kl f(cnt[m, l, k]) with f(x) = x log x, and
+  putting item i in block k changes it by
+  M g(|C_k|) - 2 sum_m g(cnt[m, z_i^(m), k]), g(x) = f(x + 1) - f(x)
+  (tabulated). Each distinct draw is kept once, weighted by its multiplicity
+  (a concentrated posterior repeats draws). The counts are stored draw-major
+  with the block last, so one pass over the draws reads all blocks' counts for
+  item i from one cache line per draw: O(M K) per item. This is the expected VI
+  itself, computed from the draws, not the Wade–Ghahramani lower bound.
+
+Empty candidate blocks change L by 0 (g(0) = 0). A move is taken only when it
+lowers L by more than a tolerance, so scans terminate and ties keep the current
+block.
+"""
+
+import numpy as np
+
+from pymc_partitions.kernels._jit import entry, primitive
+
+
+@primitive
+def _add(i, k, c, size, labels_t, cnt, kind):
+    c[i] = k
+    size[k] += 1
+    if kind == 1:
+        for m in range(labels_t.shape[1]):
+            cnt[m, labels_t[i, m], k] += 1
+
+
+@primitive
+def _remove(i, c, size, labels_t, cnt, kind):
+    k = c[i]
+    c[i] = -1
+    size[k] -= 1
+    if kind == 1:
+        for m in range(labels_t.shape[1]):
+            cnt[m, labels_t[i, m], k] -= 1
+    return k
+
+
+@primitive
+def _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab):
+    """Change of M * loss when unallocated item i joins block k."""
+    if size[k] == 0:
+        return 0.0
+    if kind == 0:
+        total = 0.0
+        for j in range(c.shape[0]):
+            if c[j] == k:
+                total += n_draws - 2 * cocounts[i, j]
+        return total
+    total = 0.0
+    for m in range(labels_t.shape[1]):
+        total += weights[m] * gtab[cnt[m, labels_t[i, m], k]]
+    return n_draws * gtab[size[k]] - 2.0 * total
+
+
+@primitive
+def _choose(
+    i, prefer, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, max_blocks
+):
+    """Best block for unallocated item i: returns (block, its delta, delta of ``prefer``).
+
+    Candidates: every non-empty block, and one empty block while fewer than
+    ``max_blocks`` are used. ``prefer`` (>= 0) wins ties; another block must be
+    better by more than a relative 1e-12.
+    """
+    kcap = size.shape[0]
+    for k in range(kcap):
+        acc[k] = 0.0
+    if kind == 0:
+        for j in range(c.shape[0]):
+            if c[j] >= 0:
+                acc[c[j]] += n_draws - 2 * cocounts[i, j]
+    else:
+        # slots above the highest used one are empty: skip them
+        top = 0
+        for k in range(kcap):
+            if size[k] > 0:
+                top = k + 1
+        for m in range(labels_t.shape[1]):
+            row = labels_t[i, m]
+            w = weights[m]
+            for k in range(top):
+                acc[k] += w * gtab[cnt[m, row, k]]
+        for k in range(top):
+            acc[k] = n_draws * gtab[size[k]] - 2.0 * acc[k]
+    used = 0
+    for k in range(kcap):
+        if size[k] > 0:
+            used += 1
+    best_k = prefer
+    best = np.inf
+    pref_val = 0.0
+    if prefer >= 0:
+        pref_val = acc[prefer] if size[prefer] > 0 else 0.0
+        best = pref_val
+    empty_seen = False
+    for k in range(kcap):
+        if k == prefer:
+            continue
+        if size[k] > 0:
+            v = acc[k]
+        elif not empty_seen and used < max_blocks and not (prefer >= 0 and size[prefer] == 0):
+            empty_seen = True
+            v = 0.0
+        else:
+            continue
+        if best_k < 0 or v < best - 1e-12 * (abs(best) + n_draws):
+            best = v
+            best_k = k
+    return best_k, best, pref_val
+
+
+@primitive
+def _shuffle(order, count):
+    for t in range(count - 1, 0, -1):
+        s = np.random.randint(0, t + 1)
+        tmp = order[t]
+        order[t] = order[s]
+        order[s] = tmp
+
+
+@primitive
+def _sweeten(
+    kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order, max_blocks,
+    max_scans, loss,
+):  # fmt: skip
+    n = c.shape[0]
+    for _ in range(max_scans):
+        for t in range(n):
+            order[t] = t
+        _shuffle(order, n)
+        changed = False
+        for t in range(n):
+            i = order[t]
+            k0 = _remove(i, c, size, labels_t, cnt, kind)
+            k, v, v0 = _choose(
+                i, k0, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+                max_blocks,
+            )  # fmt: skip
+            _add(i, k, c, size, labels_t, cnt, kind)
+            loss += v - v0
+            if k != k0:
+                changed = True
+        if not changed:
+            break
+    return loss
+
+
+@entry
+def salso_run(
+    kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, order, acc, saved, members,
+    max_blocks, p_seq, max_scans, max_zealous, seed, out_loss,
+):  # fmt: skip
+    """One SALSO run; the result is left in ``c`` (block slots, not canonical).
+
+    kind : 0 Binder (uses ``cocounts``), 1 VI (uses ``labels_t``, ``cnt``, ``gtab``)
+    n_draws : M, float
+    cocounts : (n, n) int64 co-clustering counts N_ij (Binder; else any (1, 1))
+    labels_t : (n, U) int64 labels of the U distinct draws in [0, L), item-major
+        (VI; else (n, 1))
+    weights : (U,) float64 multiplicity of each distinct draw (sums to M)
+    cnt : (U, L, max_blocks) uint16 (n < 65536) or int32 scratch (VI; else (1, 1, max_blocks))
+    gtab : (n + 2,) float64, g(x) = (x + 1) log(x + 1) - x log x
+    c : (n,) int64 result; size : (max_blocks,) int64 block sizes
+    order, saved, members : (n,) int64 scratch; acc : (max_blocks,) float64 scratch
+    max_blocks : int >= 1; p_seq : probability of sequential allocation;
+    max_scans, max_zealous : ints; seed : int (seeds numba's generator)
+    out_loss : (1,) float64, M * loss up to a constant of the draws (to compare runs)
+    """
+    np.random.seed(seed)
+    n = c.shape[0]
+    for i in range(n):
+        c[i] = -1
+    for k in range(size.shape[0]):
+        size[k] = 0
+    if kind == 1:
+        for k in range(cnt.shape[0]):
+            for m in range(cnt.shape[1]):
+                for l in range(cnt.shape[2]):
+                    cnt[k, m, l] = 0
+    loss = 0.0
+    if np.random.random() < p_seq:
+        for t in range(n):
+            order[t] = t
+        _shuffle(order, n)
+        for t in range(n):
+            i = order[t]
+            k, v, _ = _choose(
+                i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+                max_blocks,
+            )  # fmt: skip
+            _add(i, k, c, size, labels_t, cnt, kind)
+            loss += v
+    else:
+        for i in range(n):
+            k = np.random.randint(0, max_blocks)
+            v = _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
+            _add(i, k, c, size, labels_t, cnt, kind)
+            loss += v
+    loss = _sweeten(
+        kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+        max_blocks, max_scans, loss,
+    )  # fmt: skip
+    for _ in range(max_zealous):
+        used = 0
+        for k in range(size.shape[0]):
+            if size[k] > 0:
+                used += 1
+        pick = np.random.randint(0, used)
+        target = -1
+        for k in range(size.shape[0]):
+            if size[k] > 0:
+                if pick == 0:
+                    target = k
+                    break
+                pick -= 1
+        for i in range(n):
+            saved[i] = c[i]
+        before = loss
+        count = 0
+        for i in range(n):
+            if c[i] == target:
+                members[count] = i
+                count += 1
+        for t in range(count):
+            i = members[t]
+            _remove(i, c, size, labels_t, cnt, kind)
+            loss -= _delta(
+                i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab
+            )
+        _shuffle(members, count)
+        for t in range(count):
+            i = members[t]
+            k, v, _ = _choose(
+                i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+                max_blocks,
+            )  # fmt: skip
+            _add(i, k, c, size, labels_t, cnt, kind)
+            loss += v
+        loss = _sweeten(
+            kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+            max_blocks, max_scans, loss,
+        )  # fmt: skip
+        if loss < before - 1e-9 * (abs(before) + n_draws):
+            continue
+        for i in range(n):
+            _remove(i, c, size, labels_t, cnt, kind)
+        for i in range(n):
+            _add(i, saved[i], c, size, labels_t, cnt, kind)
+        loss = before
+    out_loss[0] = loss
+
+
+@entry
+def pair_weight_scores(labels_t, cocounts, n_draws, out):
+    """Dahl (2006) least-squares criterion of draws, up to a constant.
+
+    labels_t : (n, U) unsigned/int labels of the draws to score, item-major
+    cocounts : (n, n) int64 N_ij, co-clustering counts over all M = n_draws draws
+    out : (U,) int64, written: out[m] = sum_{i<j, z_i = z_j in draw m} (M - 2 N_ij),
+        which is M^2 * (sum_{i<j} (delta_ij^(m) - psm_ij)^2 - sum_{i<j} psm_ij^2) / M,
+        so its argmin is Dahl's least-squares draw. Cost O(n^2 M / 2).
+    """
+    n, m = labels_t.shape
+    for d in range(m):
+        out[d] = 0
+    for i in range(n):
+        x = labels_t[i]
+        for j in range(i + 1, n):
+            y = labels_t[j]
+            w = n_draws - 2 * cocounts[i, j]
+            for d in range(m):
+                if x[d] == y[d]:
+                    out[d] += w

@@ -1,0 +1,356 @@
+"""Posterior analysis: distances, similarity matrix, point estimates, credible balls,
+label-invariant statistics in the posterior (checked against definitions, brute force
+over all set partitions, and scikit-learn)."""
+
+import math
+from itertools import combinations
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+from sklearn.metrics import adjusted_rand_score
+
+import pymc_partitions as pmp
+from pymc_partitions.compat import posterior_dataset
+
+# ---------------------------------------------------------------- definitions
+
+
+def pair_counts(a, b):
+    """(together in both, only in a, only in b, apart in both) over unordered pairs."""
+    tt = ta = tb = aa = 0
+    for i, j in combinations(range(len(a)), 2):
+        sa, sb = a[i] == a[j], b[i] == b[j]
+        tt += sa and sb
+        ta += sa and not sb
+        tb += sb and not sa
+        aa += not sa and not sb
+    return tt, ta, tb, aa
+
+
+def vi_definition(a, b):
+    """H(A|B) + H(B|A) in bits from the joint distribution of the labels."""
+    n = len(a)
+    joint, pa, pb = {}, {}, {}
+    for x, y in zip(a, b):
+        joint[x, y] = joint.get((x, y), 0) + 1 / n
+        pa[x] = pa.get(x, 0) + 1 / n
+        pb[y] = pb.get(y, 0) + 1 / n
+    return sum(-p * (math.log2(p / pb[y]) + math.log2(p / pa[x])) for (x, y), p in joint.items())
+
+
+def random_partition(rng, n, k):
+    return rng.integers(0, k, n) * 7 + 3  # non-canonical labels on purpose
+
+
+# ---------------------------------------------------------------- distances
+
+
+def test_distances_equal_their_definitions_over_pairs():
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        n = int(rng.integers(2, 14))
+        a = random_partition(rng, n, int(rng.integers(1, 5)))
+        b = random_partition(rng, n, int(rng.integers(1, 6)))
+        tt, ta, tb, aa = pair_counts(a, b)
+        pairs = n * (n - 1) / 2
+        assert pmp.binder_loss(a, b) == ta + tb
+        assert pmp.binder_loss(a, b, normalize=True) == pytest.approx((ta + tb) / pairs)
+        ordered = sum(
+            (a[i] == a[j]) != (b[i] == b[j]) for i in range(n) for j in range(n)
+        )
+        assert pmp.hamming_distance(a, b) == ordered
+        assert pmp.hamming_distance(a, b, normalize=True) == pytest.approx(ordered / n**2)
+        assert pmp.rand_index(a, b) == pytest.approx((tt + aa) / pairs)
+        assert pmp.variation_of_information(a, b) == pytest.approx(vi_definition(a, b), abs=1e-12)
+        assert pmp.variation_of_information(a, b, base=np.e) == pytest.approx(
+            vi_definition(a, b) * math.log(2), abs=1e-12
+        )
+
+
+def test_adjusted_rand_index_matches_scikit_learn():
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        n = int(rng.integers(1, 40))
+        a = random_partition(rng, n, int(rng.integers(1, 6)))
+        b = random_partition(rng, n, int(rng.integers(1, 8)))
+        assert pmp.adjusted_rand_index(a, b) == pytest.approx(adjusted_rand_score(a, b), abs=1e-12)
+    for a, b in [([0] * 5, [0] * 5), (range(5), range(5)), ([0] * 5, range(5)), ([0], [0])]:
+        assert pmp.adjusted_rand_index(list(a), list(b)) == pytest.approx(
+            adjusted_rand_score(list(a), list(b))
+        )
+
+
+def test_distances_known_values():
+    n = 12
+    one, singletons = np.zeros(n, int), np.arange(n)
+    assert pmp.variation_of_information(one, singletons) == pytest.approx(math.log2(n))
+    assert pmp.binder_loss(one, singletons) == n * (n - 1) / 2
+    assert pmp.hamming_distance(one, singletons) == n * (n - 1)
+    assert pmp.rand_index(one, singletons) == 0.0
+    # Meilă (2007): splitting one of two equal halves in two equal quarters costs 1/2 bit
+    a = np.repeat([0, 1], 4)
+    b = np.repeat([0, 1, 2], [4, 2, 2])
+    assert pmp.variation_of_information(a, b) == pytest.approx(0.5)
+    assert pmp.binder_loss(a, b) == 4
+    for f in (pmp.variation_of_information, pmp.binder_loss, pmp.hamming_distance):
+        assert f(a, a[::-1] * 5 + 1) == 0.0  # relabelled copy: distance 0
+    assert pmp.adjusted_rand_index(a, 9 - a) == 1.0
+
+
+def test_batched_distances_equal_one_by_one():
+    rng = np.random.default_rng(2)
+    draws = rng.integers(0, 5, (30, 17))
+    ref = rng.integers(0, 4, 17)
+    for f in (
+        pmp.variation_of_information,
+        pmp.binder_loss,
+        pmp.hamming_distance,
+        pmp.rand_index,
+        pmp.adjusted_rand_index,
+    ):
+        batch = f(draws, ref)
+        assert batch.shape == (30,)
+        np.testing.assert_allclose(batch, [f(d, ref) for d in draws], rtol=0, atol=1e-12)
+
+
+def test_distance_errors_name_the_argument():
+    with pytest.raises(ValueError, match="same number of items"):
+        pmp.binder_loss([0, 1, 1], [0, 1])
+    with pytest.raises(ValueError, match="'b'"):
+        pmp.variation_of_information([0, 1], [[0, 1], [0, 0]])
+    with pytest.raises(ValueError, match="integer"):
+        pmp.rand_index([0.5, 1.0], [0, 1])
+    with pytest.raises(ValueError, match="base"):
+        pmp.variation_of_information([0, 1], [0, 0], base=1.0)
+
+
+# ---------------------------------------------------------------- similarity matrix
+
+
+def naive_psm(draws):
+    return (draws[:, :, None] == draws[:, None, :]).mean(axis=0)
+
+
+def test_similarity_matrix_full_subset_and_blocked():
+    rng = np.random.default_rng(3)
+    draws = rng.integers(0, 4, (2, 150, 23))  # (chains, draws, n)
+    flat = draws.reshape(-1, 23)
+    expected = naive_psm(flat)
+    np.testing.assert_array_equal(pmp.similarity_matrix(draws, dtype=np.float64), expected)
+    full = pmp.similarity_matrix(draws)
+    assert full.dtype == np.float32
+    np.testing.assert_allclose(full, expected, rtol=0, atol=1e-7)
+    for block in (1, 4, 7, 100):
+        np.testing.assert_array_equal(
+            pmp.similarity_matrix(flat, block_size=block, dtype=np.float64), expected
+        )
+    items = np.array([5, 0, 22, 7, 7, 13])
+    np.testing.assert_array_equal(
+        pmp.similarity_matrix(flat, items=items, block_size=4, dtype=np.float64),
+        expected[np.ix_(items, items)],
+    )
+    wide = rng.integers(0, 300, (40, 9))  # more than 256 labels: uint16 path
+    np.testing.assert_array_equal(pmp.similarity_matrix(wide, dtype=np.float64), naive_psm(wide))
+    with pytest.raises(ValueError, match="items"):
+        pmp.similarity_matrix(flat, items=[0, 23])
+    with pytest.raises(ValueError, match="dtype"):
+        pmp.similarity_matrix(flat, dtype=np.int32)
+
+
+# ---------------------------------------------------------------- brute force
+
+PARTITIONS = {n: pmp.set_partitions(n) for n in (5, 6, 7)}
+
+
+def random_posterior(rng, n):
+    """Draws of a random posterior: random weights on a random subset of partitions."""
+    parts = PARTITIONS[n]
+    support = rng.choice(len(parts), size=int(rng.integers(1, 15)), replace=False)
+    counts = rng.multinomial(int(rng.integers(50, 300)), rng.dirichlet(np.full(support.size, 0.5)))
+    keep = counts > 0
+    draws = np.repeat(parts[support[keep]], counts[keep], axis=0)
+    return rng.permutation(draws), parts[support[keep]], counts[keep] / counts.sum()
+
+
+def exact_expected(parts, support, weights, loss):
+    f = pmp.variation_of_information if loss == "VI" else pmp.binder_loss
+    return sum(w * f(parts, s) for s, w in zip(support, weights))
+
+
+def test_point_estimates_against_brute_force():
+    rng = np.random.default_rng(4)
+    found = {"VI": 0, "binder": 0}
+    cases = 40
+    for case in range(cases):
+        n = (5, 6, 7)[case % 3]
+        draws, support, weights = random_posterior(rng, n)
+        for loss in ("VI", "binder"):
+            exact = exact_expected(PARTITIONS[n], support, weights, loss)
+            est = pmp.point_estimate(draws, loss=loss, seed=case, max_blocks=n, n_runs=4)
+            dahl = pmp.dahl_estimate(draws, loss=loss)
+            assert est.loss == loss and dahl.loss == loss
+            np.testing.assert_array_equal(est.labels, pmp.canonicalize(est.labels))
+            # reported losses are the exact expected losses of the returned partitions
+            index = {tuple(p): t for t, p in enumerate(PARTITIONS[n])}
+            assert est.expected_loss == pytest.approx(exact[index[tuple(est.labels)]], abs=1e-9)
+            assert dahl.expected_loss == pytest.approx(exact[index[tuple(dahl.labels)]], abs=1e-9)
+            # never worse than Dahl's draw
+            assert est.expected_loss <= dahl.expected_loss + 1e-12
+            found[loss] += est.expected_loss <= exact.min() + 1e-9
+        # Dahl's draw: least squares to the PSM among the draws
+        psm = naive_psm(draws)
+        iu = np.triu_indices(n, 1)
+        ls = [((np.equal.outer(s, s) - psm)[iu] ** 2).sum() for s in support]
+        dahl = pmp.dahl_estimate(draws)
+        assert ((np.equal.outer(dahl.labels, dahl.labels) - psm)[iu] ** 2).sum() == pytest.approx(
+            min(ls)
+        )
+    print(f"search found the exact minimiser in {found} of {cases} cases")
+    assert found["VI"] >= 0.9 * cases and found["binder"] >= 0.9 * cases
+
+
+def test_default_max_blocks_is_the_most_blocks_in_a_draw():
+    rng = np.random.default_rng(5)
+    for case in range(10):
+        draws, support, weights = random_posterior(rng, 6)
+        est = pmp.point_estimate(draws, loss="VI", seed=case, n_runs=4)
+        assert est.labels.max() + 1 <= support.max(axis=1).max() + 1
+
+
+def test_point_estimate_recovers_a_concentrated_partition():
+    rng = np.random.default_rng(6)
+    truth = np.repeat(np.arange(4), 15)
+    draws = np.tile(truth, (200, 1))
+    noise = rng.random(draws.shape) < 0.05
+    draws[noise] = rng.integers(0, 4, noise.sum())
+    for loss in ("VI", "binder"):
+        est = pmp.point_estimate(draws, loss=loss, seed=1)
+        np.testing.assert_array_equal(est.labels, truth)
+        assert est.method in ("salso", "dahl")
+
+
+def test_point_estimate_errors():
+    draws = np.zeros((10, 4), dtype=int)
+    with pytest.raises(ValueError, match="loss"):
+        pmp.point_estimate(draws, loss="omARI")
+    with pytest.raises(ValueError, match="max_blocks"):
+        pmp.point_estimate(draws, max_blocks=5)
+    with pytest.raises(ValueError, match="n_runs"):
+        pmp.point_estimate(draws, n_runs=0)
+    with pytest.raises(ValueError, match="integer"):
+        pmp.point_estimate(np.zeros((3, 4)))
+
+
+def brute_force_ball(support, weights, centre, loss, level):
+    f = pmp.variation_of_information if loss == "VI" else pmp.binder_loss
+    d = np.array([f(s, centre) for s in support])
+    radius = min(e for e in d if weights[d <= e + 1e-12].sum() >= level - 1e-12)
+    inside = [(s, dd) for s, dd in zip(support, d) if dd <= radius + 1e-12]
+    k = [s.max() + 1 for s, _ in inside]
+
+    def farthest(members):
+        top = max(dd for _, dd in members)
+        return sorted(tuple(s) for s, dd in members if dd >= top - 1e-12), top
+
+    upper = farthest([m for m, kk in zip(inside, k) if kk == min(k)])
+    lower = farthest([m for m, kk in zip(inside, k) if kk == max(k)])
+    return radius, upper, lower, farthest(inside)
+
+
+def test_credible_ball_against_brute_force():
+    rng = np.random.default_rng(7)
+    for case in range(40):
+        n = (5, 6, 7)[case % 3]
+        draws, support, weights = random_posterior(rng, n)
+        loss = ("VI", "binder")[case % 2]
+        level = (0.95, 0.5, 0.8, 1.0)[case % 4]
+        centre = PARTITIONS[n][rng.integers(len(PARTITIONS[n]))]
+        ball = pmp.credible_ball(draws, centre, loss=loss, level=level)
+        radius, upper, lower, horizontal = brute_force_ball(support, weights, centre, loss, level)
+        assert ball.radius == pytest.approx(radius, abs=1e-12)
+        for got, dist, (want, want_dist) in (
+            (ball.upper_vertical, ball.upper_vertical_distance, upper),
+            (ball.lower_vertical, ball.lower_vertical_distance, lower),
+            (ball.horizontal, ball.horizontal_distance, horizontal),
+        ):
+            assert sorted(tuple(p) for p in got) == want
+            assert dist == pytest.approx(want_dist, abs=1e-12)
+    est = pmp.point_estimate(draws, seed=0)
+    ball = pmp.credible_ball(draws, est)  # a PointEstimate as the centre
+    np.testing.assert_array_equal(ball.estimate, est.labels)
+    with pytest.raises(ValueError, match="level"):
+        pmp.credible_ball(draws, est, level=0.0)
+
+
+# ---------------------------------------------------------------- from pm.sample
+
+
+@pytest.fixture(scope="module")
+def idata():
+    rng = np.random.default_rng(8)
+    Y = np.concatenate([rng.normal(-3, 1, (5, 2)), rng.normal(3, 1, (5, 2))])
+    with pm.Model():
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=len(Y))
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=3.0, sigma=sigma, observed=Y)
+        return pm.sample(
+            draws=150, tune=100, chains=2, cores=1, random_seed=3, progressbar=False,
+            compute_convergence_checks=False,
+        )  # fmt: skip
+
+
+def test_partition_statistics_in_the_posterior_work_with_arviz(idata):
+    z = np.asarray(posterior_dataset(idata)["z"].values)  # (chain, draw, n)
+    est = pmp.point_estimate(idata, var_name="z", seed=1)
+    out = pmp.add_partition_statistics(
+        idata, "z", pairs=[(0, 1), (0, 9)], reference=est, n_fractions=3
+    )
+    assert out is idata
+    post = posterior_dataset(idata)
+    np.testing.assert_array_equal(post["z_together_0_9"].values, z[:, :, 0] == z[:, :, 9])
+    np.testing.assert_allclose(
+        post["z_vi_to_reference"].values,
+        pmp.variation_of_information(z.reshape(-1, 10), est.labels).reshape(z.shape[:2]),
+    )
+    frac = post["z_block_frac"].values
+    assert frac.shape == z.shape[:2] + (3,)
+    assert np.all(np.diff(frac, axis=-1) <= 0)
+    np.testing.assert_allclose(frac[..., 0], [[np.bincount(d).max() / 10 for d in c] for c in z])
+    pmp.add_partition_statistics(idata, "z", reference=est.labels, distance="binder")
+    names = ["z_together_0_1", "z_together_0_9", "z_vi_to_reference", "z_binder_to_reference",
+             "z_block_frac"]  # fmt: skip
+    table = az.summary(idata, var_names=names)
+    assert len(table) == 4 + 3
+    assert np.isfinite(np.asarray(az.ess(idata, var_names=["z_vi_to_reference"])
+                                  ["z_vi_to_reference"])).all()  # fmt: skip
+    az.rhat(idata, var_names=["z_block_frac"])
+    mean_together = float(post["z_together_0_9"].mean())
+    psm = pmp.similarity_matrix(idata, var_name="z", dtype=np.float64)
+    assert psm[0, 9] == pytest.approx(mean_together)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    az.plot_trace(idata, var_names=["z_vi_to_reference", "z_block_frac"])
+    assert pmp.plots.plot_block_fractions(idata, "z").lines
+    assert pmp.plots.plot_n_blocks(idata, "z").patches
+    plt.close("all")
+
+
+def test_trace_inputs_and_errors(idata):
+    z = np.asarray(posterior_dataset(idata)["z"].values)
+    from_trace = pmp.point_estimate(idata, var_name="z", loss="binder", seed=2)
+    from_array = pmp.point_estimate(z, loss="binder", seed=2)
+    np.testing.assert_array_equal(from_trace.labels, from_array.labels)
+    with pytest.raises(ValueError, match="var_name"):
+        pmp.similarity_matrix(idata, var_name="nope")
+    with pytest.raises(ValueError, match="Nothing to add"):
+        pmp.add_partition_statistics(idata, "z")
+    with pytest.raises(ValueError, match="pairs"):
+        pmp.add_partition_statistics(idata, "z", pairs=[(0, 0)])
+    with pytest.raises(ValueError, match="reference"):
+        pmp.add_partition_statistics(idata, "z", reference=[0, 1])
