@@ -32,7 +32,7 @@ def bernoulli_case(n, d, n_clusters, seed=0):
     rng = np.random.default_rng(seed)
     theta = rng.choice([0.1, 0.9], size=(n_clusters, d))
     x = (rng.random((n, d)) < theta[rng.integers(0, n_clusters, n)]).astype(float)
-    params = beta_bernoulli.make_params(np.ones(d), np.ones(d))
+    params = beta_bernoulli.make_params(np.ones(d), np.ones(d), n=n)
     return params, beta_bernoulli.alloc_stats(n, d, params), beta_bernoulli.make_data(x)
 
 

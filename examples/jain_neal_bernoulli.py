@@ -2,9 +2,10 @@
 
 Run:  python examples/jain_neal_bernoulli.py [--datasets 20 --chains 8 --iterations 2000]
 
-Data (Jain & Neal 2004, §5; Herlau et al. 2016, §3.1 and Table 1): n = 100 items
-in 5 components of 20, binary attributes with the probabilities of Herlau et al.'s
-Table 1; for d > 6 the last column is repeated (Examples 1-3: d = 6, 8, 10). Jain &
+Data (``pmp.datasets.jain_neal_bernoulli``; Jain & Neal 2004, §5; Herlau et al.
+2016, §3.1 and Table 1): n = 100 items in 5 components of 20, binary attributes
+with the probabilities of Herlau et al.'s Table 1; for d > 6 the last column is
+repeated (Examples 1-3: d = 6, 8, 10). Jain &
 Neal's higher-dimensional examples (15 and 18 attributes, their Examples 2-3)
 are built the same way: the attribute tables in our copy of their paper are not
 legible, so these two rows follow Herlau et al.'s construction, not J&N's exact
@@ -32,18 +33,10 @@ import time
 import arviz as az
 import numpy as np
 
+from pymc_partitions.datasets import jain_neal_bernoulli
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge, summarise
 from pymc_partitions.kernels.components import beta_bernoulli
 from pymc_partitions.kernels.priors import crp
-
-# Herlau et al. (2016), Table 1: p(attribute = 1 | component k), six attributes.
-TABLE_1 = np.array([
-    [0.95, 0.95, 0.95, 0.95, 0.95, 0.95],
-    [0.05, 0.05, 0.05, 0.05, 0.95, 0.95],
-    [0.95, 0.05, 0.05, 0.95, 0.95, 0.95],
-    [0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
-    [0.95, 0.95, 0.95, 0.95, 0.05, 0.05],
-])
 
 # Herlau et al. (2016), Table 2: IAT per iteration, mean (their bracketed figure).
 PUBLISHED = {
@@ -51,17 +44,6 @@ PUBLISHED = {
     8: {"Gibbs": ("165.4", "131.3"), "SM": ("27.9", "26.4")},
     10: {"Gibbs": ("88.9", "99.3"), "SM": ("19.3", "30.4")},
 }
-
-
-def attribute_table(d):
-    """Table 1 with its last column repeated up to d attributes."""
-    return np.hstack([TABLE_1, np.repeat(TABLE_1[:, -1:], d - 6, axis=1)])
-
-
-def bernoulli_mixture(d, rng, per_component=20):
-    theta = attribute_table(d)
-    truth = np.repeat(np.arange(5), per_component)
-    return (rng.random((truth.size, d)) < theta[truth]).astype(np.int8), truth
 
 
 def iat(series):
@@ -76,7 +58,7 @@ class Chain:
     def __init__(self, x, seed):
         n, d = x.shape
         self.n = n
-        self.params = beta_bernoulli.make_params(np.ones(d), np.ones(d))
+        self.params = beta_bernoulli.make_params(np.ones(d), np.ones(d), n=n)
         self.stats = beta_bernoulli.alloc_stats(n, d, self.params)
         self.data = beta_bernoulli.make_data(x)
         self.prior = crp.make_params(1.0, n)
@@ -152,7 +134,7 @@ def main():
         rows = {"Gibbs": [], "SM": []}
         accept = []
         for _ in range(args.datasets):
-            x, truth = bernoulli_mixture(d, rng)
+            x, truth = jain_neal_bernoulli(d, seed=rng)
             watched = np.concatenate([rng.choice(np.flatnonzero(truth == k), 3, replace=False)
                                       for k in range(5)])
             for _c in range(args.chains):
