@@ -6,12 +6,14 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihoodRV,
     CollapsedNormal,
 )
+from pymc_partitions.distributions.coloring import ProperColoring
 from pymc_partitions.distributions.partition import (
     CRP,
     PartitionPrior,
     PartitionPriorRV,
     partition_summaries,
 )
+from pymc_partitions.distributions.priors import MFM, FixedBlocks, PitmanYor
 
 __all__ = [
     "CRP",
@@ -19,7 +21,11 @@ __all__ = [
     "CollapsedLikelihood",
     "CollapsedLikelihoodRV",
     "CollapsedNormal",
+    "FixedBlocks",
+    "MFM",
     "PartitionPrior",
     "PartitionPriorRV",
+    "PitmanYor",
+    "ProperColoring",
     "partition_summaries",
 ]

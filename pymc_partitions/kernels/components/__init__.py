@@ -14,6 +14,7 @@ Statistics are updated incrementally: no primitive reads the members of a block.
 """
 
 from pymc_partitions.kernels.components import beta_bernoulli, normal
+from pymc_partitions.kernels.components import coloring
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
@@ -29,6 +30,7 @@ __all__ = [
     "Pair",
     "add",
     "beta_bernoulli",
+    "coloring",
     "combine",
     "log_marginal",
     "log_pred",
