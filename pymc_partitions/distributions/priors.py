@@ -26,6 +26,7 @@ from pymc_partitions.distributions.validation import check_positive, constant_va
 from pymc_partitions.kernels.priors import fixed_blocks as fixed_kernel
 from pymc_partitions.kernels.priors import mfm as mfm_kernel
 from pymc_partitions.kernels.priors import pitman_yor as py_kernel
+from pymc_partitions.partitions import canonicalize
 
 
 def constant_n(n, owner):
@@ -466,14 +467,21 @@ class MFMRV(_SizeOnlyRV):
         batch = _batch(size, gamma)
         gamma = np.broadcast_to(gamma, batch)
         out = np.empty(batch + (n,), dtype=np.int64)
+        p_k = np.exp(log_pk)
+        p_k /= p_k.sum()
         for idx in np.ndindex(*batch):
-            g = float(gamma[idx])
-            log_v = mfm_kernel.log_vn(g, log_pk, n)
-            out[idx] = sequential_draw(
-                rng, n, lambda s, K: s + g,
-                lambda K: g * np.exp(log_v[K + 1] - log_v[K]) if K > 0 else 1.0,
-            )
+            out[idx] = mfm_draw(rng, float(gamma[idx]), p_k, n)
         return out
+
+
+def mfm_draw(rng, gamma, p_k, n):
+    """One partition from the MFM's generative definition: K ~ p_K, weights ~
+    Dirichlet_K(gamma), each item's component drawn from the weights; canonical
+    labels of the induced partition. (The restaurant process would need V_m(t) for
+    every m <= n: new block weight gamma V_{m+1}(t+1)/V_{m+1}(t) for item m + 1.)"""
+    K = int(rng.choice(p_k.shape[0], p=p_k)) + 1
+    weights = rng.dirichlet(np.full(K, gamma))
+    return canonicalize(rng.choice(K, size=n, p=weights))
 
 
 mfm = MFMRV()
@@ -552,7 +560,8 @@ class MFM(PartitionPrior):
     Notes
     -----
     log V_n(t) is tabulated for t = 0..n whenever gamma changes (O(min(n, kmax)
-    kmax)). Canonical labels; forward draws by the MFM restaurant process;
+    kmax)). Canonical labels; forward draws from the generative definition (K,
+    Dirichlet weights, allocations);
     ``support_point`` is the one-block partition; ``pm.sample`` uses
     :class:`pymc_partitions.Gibbs`.
     """
