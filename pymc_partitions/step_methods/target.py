@@ -6,6 +6,9 @@ A partition step samples ``z`` from p(z | everything else). For that to be exact
 one PyTensor function from the model's value variables to every hyperparameter
 the kernels need (the prior's, e.g. alpha, and each likelihood's). Each iteration
 then costs one call of that function with positional inputs and ``trust_input``.
+A prior whose support is restricted beyond block sizes (proper graph colourings)
+supplies a constraint component, placed first among the kernel components; with
+it the partition may be sampled without any likelihood (the prior is the target).
 
 :class:`ChainState` holds one chain's kernel state: the partition with its
 sufficient statistics and the scratch arrays the kernels use.
