@@ -256,7 +256,7 @@ def test_octahedron_four_colourings_exact():
 
 def test_random_graph_three_colourings_exact():
     n, q = 6, 3
-    edges = random_graph(n, 0.4, 12)
+    edges = random_graph(n, 0.45, 13)  # 6 edges, 12 partitions with K in {2, 3}
     partitions, logps = exact_target(edges, q, n)
     p = np.exp(logps - np.logaddexp.reduce(logps))
     assert np.sum(p > 0) > 3 and len(edges) >= 4
