@@ -11,6 +11,8 @@ and the falling factorial is the prior
 (:mod:`pymc_partitions.kernels.priors.falling_factorial`).
 """
 
+import heapq
+import time
 from functools import lru_cache
 
 import numpy as np
@@ -28,8 +30,10 @@ from pymc_partitions.kernels.components import coloring as coloring_kernel
 from pymc_partitions.kernels.priors import falling_factorial
 from pymc_partitions.partitions import canonicalize
 
-#: Nodes the exact colouring search may visit before giving up.
+#: Nodes the exact colouring search may visit before giving up ...
 SEARCH_BUDGET = 200_000
+#: ... and its wall-time budget in seconds.
+SEARCH_SECONDS = 10.0
 #: Candidate colourings the rejection sampler of forward draws may try.
 DRAW_BUDGET = 1 << 22
 
@@ -146,19 +150,26 @@ def _neighbours(edges, n):
 
 def dsatur(adj):
     """Greedy DSatur colouring (Brélaz 1979): colour next the vertex whose
-    neighbours use the most distinct colours (ties: higher degree), with the
-    smallest colour none of them uses. Returns an (n,) int64 colour vector."""
+    neighbours use the most distinct colours (ties: higher degree, then lower
+    index), with the smallest colour none of them uses. A heap with lazy updates:
+    O((n + m) log n). Returns an (n,) int64 colour vector."""
     n = len(adj)
     colour = np.full(n, -1, dtype=np.int64)
     seen = [set() for _ in range(n)]
-    for _ in range(n):
-        v = max((u for u in range(n) if colour[u] < 0), key=lambda u: (len(seen[u]), len(adj[u])))
+    heap = [(0, -len(adj[v]), v) for v in range(n)]
+    heapq.heapify(heap)
+    while heap:
+        neg_sat, _, v = heapq.heappop(heap)
+        if colour[v] >= 0 or -neg_sat != len(seen[v]):
+            continue  # coloured already, or a stale entry
         c = 0
         while c in seen[v]:
             c += 1
         colour[v] = c
         for u in adj[v]:
-            seen[u].add(c)
+            if colour[u] < 0 and c not in seen[u]:
+                seen[u].add(c)
+                heapq.heappush(heap, (-len(seen[u]), -len(adj[u]), u))
     return colour
 
 
@@ -180,14 +191,15 @@ def greedy_clique(adj):
     return sorted(best)
 
 
-def exact_colouring(adj, q, budget=SEARCH_BUDGET):
+def exact_colouring(adj, q, budget=SEARCH_BUDGET, seconds=SEARCH_SECONDS):
     """Backtracking search for a proper q-colouring (DSatur order, new colours only
     in increasing order). Returns ``(colour vector or None, exhausted)``:
     ``exhausted`` is True when the search proved no colouring exists and False when
-    it stopped at ``budget`` nodes."""
+    it stopped at ``budget`` nodes or after ``seconds``."""
     n = len(adj)
     colour = [-1] * n
     nodes = [0]
+    deadline = time.monotonic() + seconds
 
     def pick():
         best, key = -1, None
@@ -204,7 +216,7 @@ def exact_colouring(adj, q, budget=SEARCH_BUDGET):
         if v < 0:
             return True
         nodes[0] += 1
-        if nodes[0] > budget:
+        if nodes[0] > budget or (nodes[0] % 1024 == 0 and time.monotonic() > deadline):
             raise TimeoutError
         used = {colour[w] for w in adj[v]}
         for c in range(min(n_used + 1, q)):
@@ -425,7 +437,7 @@ class ProperColoring(PartitionPrior):
         if labels is None:
             raise ValueError(
                 f"ProperColoring: no proper {q_c}-colouring found within the search budget "
-                f"({SEARCH_BUDGET} nodes) and none proved impossible. Pass a proper colouring's "
+                f"({SEARCH_BUDGET} nodes, {SEARCH_SECONDS:g} s) and none proved impossible. Pass a proper colouring's "
                 f"labels as initval= (or initvals= to pm.sample), or increase q."
             )
         return pt.broadcast_to(pt.as_tensor_variable(labels.astype(np.int64)), rv.shape)
