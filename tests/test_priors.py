@@ -17,7 +17,6 @@ from helpers import (
     terms_over_partitions,
     tv_test,
 )
-from scipy.special import gammaln
 from scipy.stats import poisson
 
 import pymc_partitions as pmp

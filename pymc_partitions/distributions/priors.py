@@ -7,10 +7,8 @@ Each is a :class:`~pymc_partitions.distributions.partition.PartitionPriorRV` op
 whose PyTensor log probability is differentiable in the continuous
 hyperparameters (NUTS samples them) and is the test oracle of the numba prior in
 :mod:`pymc_partitions.kernels.priors`. Values are canonical label vectors;
-forward draws are sequential and exact.
+forward draws are exact.
 """
-
-import math
 
 import numpy as np
 import pytensor.tensor as pt
