@@ -42,6 +42,7 @@ from pymc_partitions.distributions import (
     partition_summaries,
 )
 from pymc_partitions.distributions import IRM
+from pymc_partitions.distributions import MFM, FixedBlocks, PitmanYor, ProperColoring
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import Gibbs, PartitionModelError, SplitMerge
 
@@ -52,15 +53,20 @@ compat.install_convergence_checks()
 compat.install_initval_checks()
 compat.quiet_object_mode_warnings(["crp_rv", "collapsed_normal_rv", "collapsed_beta_bernoulli_rv"])
 compat.quiet_object_mode_warnings(["irm_rv"])
+compat.quiet_object_mode_warnings(["pitman_yor_rv", "fixed_blocks_rv", "mfm_rv", "proper_coloring_rv"])
 
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
     "CollapsedNormal",
+    "FixedBlocks",
     "Gibbs",
     "IRM",
     "PartitionModelError",
     "SplitMerge",
+    "MFM",
+    "PitmanYor",
+    "ProperColoring",
     "canonicalize",
     "partition_summaries",
     "posterior_predictive_density",

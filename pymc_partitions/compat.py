@@ -156,7 +156,8 @@ def check_partition_initvals(model, overrides):
                 if key is rv or key is model.rvs_to_values[rv] or key == rv.name:
                     chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""
                     where = f"initvals['{rv.name}']{chain_txt}"
-                    validate_labels(np.asarray(value), partition_size(rv), where)
+                    labels = validate_labels(np.asarray(value), partition_size(rv), where)
+                    rv.owner.op.check_support(labels, rv.owner, where)
 
 
 def install_initval_checks():

@@ -6,6 +6,7 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihoodRV,
     CollapsedNormal,
 )
+from pymc_partitions.distributions.coloring import ProperColoring
 from pymc_partitions.distributions.partition import (
     CRP,
     PartitionPrior,
@@ -13,6 +14,7 @@ from pymc_partitions.distributions.partition import (
     partition_summaries,
 )
 from pymc_partitions.distributions.relational import IRM
+from pymc_partitions.distributions.priors import MFM, FixedBlocks, PitmanYor
 
 __all__ = [
     "CRP",
@@ -21,7 +23,11 @@ __all__ = [
     "CollapsedLikelihoodRV",
     "CollapsedNormal",
     "IRM",
+    "FixedBlocks",
+    "MFM",
     "PartitionPrior",
     "PartitionPriorRV",
+    "PitmanYor",
+    "ProperColoring",
     "partition_summaries",
 ]

@@ -108,6 +108,32 @@ class PartitionPriorRV(RandomVariable):
                     f"finite). Give it a prior with positive support, e.g. pm.Gamma."
                 )
 
+    def check_support(self, labels, node, where):
+        """Raise a ValueError (naming ``where``) if the partition ``labels`` (int64,
+        range-checked) has probability zero under this prior. Called on starting
+        partitions (``initvals``, points a step did not write). Default: none is."""
+
+    def constraint_component(self, node):
+        """None, or the :class:`ConstraintComponent` of a prior whose support is
+        restricted beyond block sizes (e.g. proper graph colourings). Its kernel
+        component is combined with the collapsed likelihoods, and with it a
+        partition may be sampled without any likelihood (the prior is the target)."""
+        return None
+
+
+class ConstraintComponent:
+    """A prior's constraint as a kernel component (see
+    :meth:`PartitionPriorRV.constraint_component`).
+
+    params, data : the component's kernel records; alloc : ``alloc(n)`` returns
+    statistics for n empty slots.
+    """
+
+    def __init__(self, params, data, alloc):
+        self.params = params
+        self.data = data
+        self.alloc = alloc
+
 
 class PartitionPrior(pm.Discrete):
     """Base class of partition-prior distributions (adds the label-invariant summaries)."""

@@ -8,9 +8,10 @@ the candidate blocks :math:`I = (A_1, \\dots, A_m)`, block :math:`A_k` chosen wi
     \\pi_k = \\frac{q(z^{(k)})}{\\sum_{l} q(z^{(l)})}, \\qquad
     z^{(k)} = (z \\setminus (C \\cup A_k)) \\cup (C \\cup A_k)
 
-(eq. 5). The ratio :math:`q(z^{(k)})/q(z \\setminus C)` is computed by the chain
-rule: C's items are added to :math:`A_k` one at a time and their prior and
-likelihood predictive terms summed, then taken out again. The forced variant
+(eq. 5). :math:`q(z^{(k)})` is computed up to a factor common to all candidates:
+the prior part by the prior's ``log_prior_block`` (C joining a block of a given
+size as a whole), the likelihood part by the chain rule (C's items added to
+:math:`A_k` one at a time, their predictive terms summed, then taken out again). The forced variant
 (eq. 6) puts C into a given candidate and returns its probability, which
 Metropolis-Hastings moves need for reverse proposals. Cost: O(|C| |I|) component
 ``add``/``remove``/``log_pred`` calls.
@@ -35,7 +36,7 @@ probability under eq. 5 and the slot C now occupies.
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
 from pymc_partitions.kernels.components import add, log_pred, remove
-from pymc_partitions.kernels.priors import log_prior_pred
+from pymc_partitions.kernels.priors import log_prior_block
 from pymc_partitions.kernels.state import (
     close_slot,
     log_sum_exp,
@@ -46,15 +47,15 @@ from pymc_partitions.kernels.state import (
 
 @primitive
 def log_join(state, prior_params, params, stats, data, items, k, n_blocks):
-    """log q(C joins slot k) - log q(C apart), by the chain rule; leaves the state as it was."""
+    """log q(C joins slot k) up to a term common to all slots C may join; leaves the
+    state as it was. The prior part is the prior's ``log_prior_block`` (one call: a
+    chain of ``log_prior_pred`` ratios is 0/0 for priors such as a fixed number of
+    blocks); the likelihood part is the chain rule over C's items."""
     sizes = state.sizes
-    acc = 0.0
-    nb = n_blocks
+    acc = log_prior_block(prior_params, sizes[k], items.shape[0], n_blocks)
     for j in range(items.shape[0]):
         c = items[j]
-        acc += log_prior_pred(prior_params, sizes[k], nb) + log_pred(params, stats, data, c, k)
-        if sizes[k] == 0:
-            nb += 1
+        acc += log_pred(params, stats, data, c, k)
         add(params, stats, data, c, k)
         sizes[k] += 1
     for j in range(items.shape[0]):

@@ -6,6 +6,9 @@ A partition step samples ``z`` from p(z | everything else). For that to be exact
 one PyTensor function from the model's value variables to every hyperparameter
 the kernels need (the prior's, e.g. alpha, and each likelihood's). Each iteration
 then costs one call of that function with positional inputs and ``trust_input``.
+A prior whose support is restricted beyond block sizes (proper graph colourings)
+supplies a constraint component, placed first among the kernel components; with
+it the partition may be sampled without any likelihood (the prior is the target).
 
 :class:`ChainState` holds one chain's kernel state: the partition with its
 sufficient statistics and the scratch arrays the kernels use.
@@ -75,7 +78,9 @@ class PartitionTarget:
         if self.n is None:
             raise PartitionModelError(f"'{rv.name}': the number of items n must be a constant.")
         self.likelihoods = self._find_likelihoods(model, rv)
-        if not self.likelihoods:
+        # A prior that restricts its support (graph colourings) brings a component.
+        self.constraint = self.prior_op.constraint_component(rv.owner)
+        if not self.likelihoods and self.constraint is None:
             raise PartitionModelError(
                 f"{step_name}: no collapsed likelihood (e.g. pmp.CollapsedNormal) is observed on "
                 f"partition '{rv.name}'; add one with partition={rv.name}."
@@ -91,6 +96,8 @@ class PartitionTarget:
         self.data = [
             lik.owner.op.kernel_data(model.rvs_to_values[lik].data) for lik in self.likelihoods
         ]
+        if self.constraint is not None:
+            self.data = [self.constraint.data, *self.data]
         self._last_values = None
         self._params = None
 
@@ -173,6 +180,8 @@ class PartitionTarget:
             pos += count
             lik.owner.op.check_hyper_values(vals, f"'{lik.name}'")
             per_lik.append(lik.owner.op.kernel_params(vals, self.n))
+        if self.constraint is not None:
+            per_lik = [self.constraint.params, *per_lik]
         prior_params = self.prior_op.kernel_prior_params(prior_values, self.n)
         self._last_values = values
         self._params = (prior_params, per_lik)
@@ -181,14 +190,19 @@ class PartitionTarget:
     def validate_labels(self, labels):
         """Check labels coming from the point (e.g. ``initvals``); return them as int64."""
         where = f"Partition '{self.rv.name}' (from the starting point: check initvals)"
-        return validate_labels(labels, self.n, where)
+        labels = validate_labels(labels, self.n, where)
+        self.prior_op.check_support(labels, self.rv.owner, where)
+        return labels
 
     def new_chain_state(self, labels, values, per_lik_params):
         """Load the partition ``labels`` into a fresh kernel state."""
+        first = 0 if self.constraint is None else 1
         stats = [
             lik.owner.op.alloc_stats(self.n, d, p)
-            for lik, d, p in zip(self.likelihoods, self.data, per_lik_params)
+            for lik, d, p in zip(self.likelihoods, self.data[first:], per_lik_params[first:])
         ]
+        if self.constraint is not None:
+            stats = [self.constraint.alloc(self.n), *stats]
         params, stats_c, data_c = combine(per_lik_params, stats, self.data)
         state = new_state(self.n)
         assign_labels(state, params, stats_c, data_c, labels)

@@ -15,6 +15,7 @@ Statistics are updated incrementally: no primitive reads the members of a block.
 
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.components import irm
+from pymc_partitions.kernels.components import coloring
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
@@ -30,6 +31,7 @@ __all__ = [
     "Pair",
     "add",
     "beta_bernoulli",
+    "coloring",
     "combine",
     "irm",
     "log_marginal",

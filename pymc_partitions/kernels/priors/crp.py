@@ -8,6 +8,8 @@ r"""Chinese restaurant process prior (Ewens distribution).
 An item joins a block of size m with weight m and opens a new block with weight
 :math:`\alpha` (Neal 2000, eq. 3.7). The log weights are tabulated by block size
 (entry 0 is :math:`\log\alpha`), so a Gibbs move computes no logarithm for them.
+A set of c items joins a block of size m with weight :math:`\Gamma(m+c)/\Gamma(m)`
+and a new block with weight :math:`\alpha\,\Gamma(c)`.
 """
 
 import math
@@ -48,4 +50,14 @@ def log_prior(prior_params, sizes, active, n_active, n):
     return acc
 
 
-register(CRPParams, log_prior_pred=log_prior_pred, log_prior=log_prior)
+@primitive
+def log_prior_block(prior_params, size, c, n_blocks):
+    # Gibbs type with W(m) = Gamma(m), V(K) = alpha^K (times a constant); the common
+    # term V(n_blocks) is dropped, so this equals the chain-rule sum of log_prior_pred.
+    if size == 0:
+        return prior_params.log_weight[0] + math.lgamma(c)
+    return math.lgamma(size + c) - math.lgamma(size)
+
+
+register(CRPParams, log_prior_pred=log_prior_pred, log_prior=log_prior,
+         log_prior_block=log_prior_block)
