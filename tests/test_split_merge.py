@@ -135,6 +135,42 @@ def test_irm_alpha_sampled_by_nuts_exact():
     check_exact(model, 2000, 4, {"n_gibbs_sweeps": 0, "n_proposals": 2}, log_post)
 
 
+def prior_model(kind, n=6):
+    """Beta-Bernoulli data on the library's other partition priors."""
+    y = binary_data(n, 3, seed=61)
+    with pm.Model() as model:
+        if kind == "pitman_yor":
+            z = pmp.PitmanYor("z", alpha=0.5, d=0.4, n=n)
+        elif kind == "mfm":
+            z = pmp.MFM("z", n=n, gamma=0.8,
+                        k_prior=np.array([0.3, 0.3, 0.2, 0.1, 0.05, 0.05]))
+        elif kind == "fixed_blocks":
+            z = pmp.FixedBlocks("z", n=n, k=3)
+        else:  # a 6-cycle coloured with 3 colours
+            edges = np.array([[v, (v + 1) % n] for v in range(n)])
+            z = pmp.ProperColoring("z", edges, q=3, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8, observed=y)
+    return model
+
+
+@pytest.mark.parametrize(
+    "kind, kwargs",
+    [
+        ("pitman_yor", {"n_gibbs_sweeps": 0, "n_proposals": 4}),
+        ("mfm", {"n_gibbs_sweeps": 0, "n_proposals": 4}),
+        # Every split or merge changes K: all rejected, the Gibbs sweep does the work.
+        ("fixed_blocks", {"n_gibbs_sweeps": 1}),
+        # Proper colourings: splits and merges that break the colouring are rejected.
+        ("proper_coloring", {"n_gibbs_sweeps": 1, "n_proposals": 2}),
+    ],
+)
+def test_other_priors_exact(kind, kwargs):
+    idata = check_exact(prior_model(kind), 3000, 61, kwargs)
+    if kind == "fixed_blocks":
+        assert int(idata.sample_stats["split_accepted"].sum()
+                   + idata.sample_stats["merge_accepted"].sum()) == 0
+
+
 # ----------------------------------------------------------------------------------
 # Proposal probabilities against an independent computation
 # ----------------------------------------------------------------------------------
