@@ -20,6 +20,8 @@ from pymc_partitions.distributions import (
     CollapsedNormal,
     partition_summaries,
 )
+from pymc_partitions.distributions import CollapsedDirichletMultinomial, CollapsedPoissonGamma
+from pymc_partitions.distributions import CollapsedNormalInverseGamma, KMeansEnergy
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import Gibbs, PartitionModelError
 
@@ -29,12 +31,20 @@ compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
 compat.install_initval_checks()
 compat.quiet_object_mode_warnings(["crp_rv", "collapsed_normal_rv", "collapsed_beta_bernoulli_rv"])
+compat.quiet_object_mode_warnings(
+    ["collapsed_normal_inverse_gamma_rv", "collapsed_poisson_gamma_rv",
+     "collapsed_dirichlet_multinomial_rv", "kmeans_energy_rv"]
+)
 
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
+    "CollapsedDirichletMultinomial",
     "CollapsedNormal",
+    "CollapsedNormalInverseGamma",
+    "CollapsedPoissonGamma",
     "Gibbs",
+    "KMeansEnergy",
     "PartitionModelError",
     "canonicalize",
     "partition_summaries",

@@ -6,6 +6,12 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihoodRV,
     CollapsedNormal,
 )
+from pymc_partitions.distributions.counts import (
+    CollapsedDirichletMultinomial,
+    CollapsedPoissonGamma,
+)
+from pymc_partitions.distributions.energies import KMeansEnergy
+from pymc_partitions.distributions.normal_inverse_gamma import CollapsedNormalInverseGamma
 from pymc_partitions.distributions.partition import (
     CRP,
     PartitionPrior,
@@ -16,9 +22,13 @@ from pymc_partitions.distributions.partition import (
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
+    "CollapsedDirichletMultinomial",
     "CollapsedLikelihood",
     "CollapsedLikelihoodRV",
     "CollapsedNormal",
+    "CollapsedNormalInverseGamma",
+    "CollapsedPoissonGamma",
+    "KMeansEnergy",
     "PartitionPrior",
     "PartitionPriorRV",
     "partition_summaries",

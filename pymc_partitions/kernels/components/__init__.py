@@ -14,6 +14,8 @@ Statistics are updated incrementally: no primitive reads the members of a block.
 """
 
 from pymc_partitions.kernels.components import beta_bernoulli, normal
+from pymc_partitions.kernels.components import dirichlet_multinomial, kmeans_energy
+from pymc_partitions.kernels.components import normal_inverse_gamma, poisson_gamma
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
@@ -30,9 +32,13 @@ __all__ = [
     "add",
     "beta_bernoulli",
     "combine",
+    "dirichlet_multinomial",
+    "kmeans_energy",
     "log_marginal",
     "log_pred",
     "normal",
+    "normal_inverse_gamma",
+    "poisson_gamma",
     "refresh",
     "register",
     "remove",
