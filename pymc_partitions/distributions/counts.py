@@ -152,7 +152,9 @@ def observed_counts_3d(observed, owner):
     An (n, C) array is one position per item and is stored as (n, 1, C).
     """
     if observed is None:
-        raise ValueError(f"{owner}: 'observed' is required (a collapsed likelihood is observed data).")
+        raise ValueError(
+            f"{owner}: 'observed' is required (a collapsed likelihood is observed data)."
+        )
     data = observed
     if hasattr(data, "get_value"):  # pm.Data / shared variable
         data = data.get_value()
@@ -160,7 +162,8 @@ def observed_counts_3d(observed, owner):
         value = constant_value(data)
         if value is None:
             raise ValueError(
-                f"{owner}: 'observed' must be data (an array or pm.Data), not a symbolic expression."
+                f"{owner}: 'observed' must be data (an array or pm.Data), not a symbolic "
+                f"expression."
             )
         data = value
     data = np.asarray(data)

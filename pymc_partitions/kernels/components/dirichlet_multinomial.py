@@ -21,7 +21,8 @@ the predictive of a new item is (eq. 23, with the coefficient)
 
     \log p(Y_i \mid k) = \log\mathrm{coef}_i + \sum_p \Big[\log\Gamma(T_{kp} + A_p)
       - \log\Gamma(T_{kp} + d_{ip} + A_p)
-      + \sum_{c:\,Y_{ipc} > 0} \log\Gamma(X_{kpc} + Y_{ipc} + c_{pc}) - \log\Gamma(X_{kpc} + c_{pc})\Big],
+      + \sum_{c:\,Y_{ipc} > 0} \log\Gamma(X_{kpc} + Y_{ipc} + c_{pc})
+      - \log\Gamma(X_{kpc} + c_{pc})\Big],
 
 :math:`\log\mathrm{coef}_i = \sum_p \log d_{ip}! - \sum_{p,c}\log Y_{ipc}!`. Each slot
 caches :math:`\log\Gamma(X_{kpc} + c_{pc})` and :math:`\log\Gamma(T_{kp} + A_p)`; an
@@ -127,7 +128,8 @@ def log_pred(params, stats, data, i, k):
     for q in range(indptr[i], indptr[i + 1]):
         p = indices[q] // n_cat
         c = indices[q] - p * n_cat
-        acc += math.lgamma(stats.counts[k, p, c] + y[i, p, c] + conc[p, c]) - stats.lg_counts[k, p, c]
+        x_kpc = stats.counts[k, p, c]
+        acc += math.lgamma(x_kpc + y[i, p, c] + conc[p, c]) - stats.lg_counts[k, p, c]
     return acc
 
 

@@ -24,7 +24,8 @@ location :math:`\mu_m` and squared scale :math:`b_m(\kappa_m+1)/(a_m\kappa_m)`:
 .. math::
 
     \log p(x \mid k) = \sum_d \log\frac{\Gamma(a_m + \frac12)}{\Gamma(a_m)}
-      + \tfrac12 \log\frac{w_{kd}}{\pi} - (a_m + \tfrac12)\log\big(1 + w_{kd}(x_d - \mu_{m,d})^2\big),
+      + \tfrac12 \log\frac{w_{kd}}{\pi}
+      - (a_m + \tfrac12)\log\big(1 + w_{kd}(x_d - \mu_{m,d})^2\big),
     \qquad w_{kd} = \frac{\kappa_m}{2 b_m (\kappa_m + 1)}.
 
 Statistics are the block's size, mean and M (:mod:`.welford`: centred updates, no
