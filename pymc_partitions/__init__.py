@@ -43,6 +43,8 @@ from pymc_partitions.distributions import (
 )
 from pymc_partitions.distributions import IRM
 from pymc_partitions.distributions import MFM, FixedBlocks, PitmanYor, ProperColoring
+from pymc_partitions.distributions import CollapsedDirichletMultinomial, CollapsedPoissonGamma
+from pymc_partitions.distributions import CollapsedNormalInverseGamma, KMeansEnergy
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import Gibbs, PartitionModelError, SplitMerge
 
@@ -54,14 +56,22 @@ compat.install_initval_checks()
 compat.quiet_object_mode_warnings(["crp_rv", "collapsed_normal_rv", "collapsed_beta_bernoulli_rv"])
 compat.quiet_object_mode_warnings(["irm_rv"])
 compat.quiet_object_mode_warnings(["pitman_yor_rv", "fixed_blocks_rv", "mfm_rv", "proper_coloring_rv"])
+compat.quiet_object_mode_warnings(
+    ["collapsed_normal_inverse_gamma_rv", "collapsed_poisson_gamma_rv",
+     "collapsed_dirichlet_multinomial_rv", "kmeans_energy_rv"]
+)
 
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
+    "CollapsedDirichletMultinomial",
     "CollapsedNormal",
     "FixedBlocks",
     "Gibbs",
     "IRM",
+    "CollapsedNormalInverseGamma",
+    "CollapsedPoissonGamma",
+    "KMeansEnergy",
     "PartitionModelError",
     "SplitMerge",
     "MFM",

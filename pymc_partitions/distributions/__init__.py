@@ -7,6 +7,12 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedNormal,
 )
 from pymc_partitions.distributions.coloring import ProperColoring
+from pymc_partitions.distributions.counts import (
+    CollapsedDirichletMultinomial,
+    CollapsedPoissonGamma,
+)
+from pymc_partitions.distributions.energies import KMeansEnergy
+from pymc_partitions.distributions.normal_inverse_gamma import CollapsedNormalInverseGamma
 from pymc_partitions.distributions.partition import (
     CRP,
     PartitionPrior,
@@ -19,12 +25,16 @@ from pymc_partitions.distributions.priors import MFM, FixedBlocks, PitmanYor
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
+    "CollapsedDirichletMultinomial",
     "CollapsedLikelihood",
     "CollapsedLikelihoodRV",
     "CollapsedNormal",
     "IRM",
     "FixedBlocks",
     "MFM",
+    "CollapsedNormalInverseGamma",
+    "CollapsedPoissonGamma",
+    "KMeansEnergy",
     "PartitionPrior",
     "PartitionPriorRV",
     "PitmanYor",

@@ -16,6 +16,8 @@ Statistics are updated incrementally: no primitive reads the members of a block.
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.components import irm
 from pymc_partitions.kernels.components import coloring
+from pymc_partitions.kernels.components import dirichlet_multinomial, kmeans_energy
+from pymc_partitions.kernels.components import normal_inverse_gamma, poisson_gamma
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
@@ -34,9 +36,13 @@ __all__ = [
     "coloring",
     "combine",
     "irm",
+    "dirichlet_multinomial",
+    "kmeans_energy",
     "log_marginal",
     "log_pred",
     "normal",
+    "normal_inverse_gamma",
+    "poisson_gamma",
     "refresh",
     "register",
     "remove",

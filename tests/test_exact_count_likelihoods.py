@@ -1,0 +1,206 @@
+"""pmp.Gibbs against the exact posterior over all set partitions (DESIGN §6) for the
+Normal-Inverse-Gamma, Poisson-Gamma and Dirichlet-multinomial likelihoods and the
+k-means energy; one conjugate hyperparameter per family sampled by NUTS."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pymc as pm
+import pytest
+from helpers import (
+    exact_log_posterior,
+    fixed_hyper_log_posterior,
+    integrate_log_scale,
+    sample,
+    terms_over_partitions,
+    tv_test,
+)
+
+import pymc_partitions as pmp
+from pymc_partitions.kernels import assign_labels, new_state, summarise
+from pymc_partitions.kernels.priors import crp
+
+MOTIFS = "motifs/jaspar2014_core_width8_counts.json"
+
+
+def data_dir():
+    return Path(os.environ.get("PMP_DATA_DIR", "/work/shared/data"))
+
+
+def load_motifs():
+    """The JASPAR 2014 width-8 count matrices as an (n, 8, 4) array (positions x
+    A, C, G, T; the file stores 4 x 8) and their matrix ids; skip if absent."""
+    path = data_dir() / MOTIFS
+    if not path.exists():
+        pytest.skip(f"motif data not found at {path} (set PMP_DATA_DIR to the shared data directory)")
+    records = json.loads(path.read_text())
+    counts = np.array([np.asarray(r["counts"], dtype=float).T for r in records])
+    return counts, [r["matrix_id"] for r in records]
+
+
+def counts_data(n, d, seed):
+    rng = np.random.default_rng(seed)
+    rates = rng.gamma(2.0, 2.0, size=(2, d))
+    return rng.poisson(rates[rng.integers(0, 2, n)]).astype(float)
+
+
+def matrices_data(n, p, c, seed):
+    rng = np.random.default_rng(seed)
+    theta = rng.dirichlet(np.full(c, 1.0), size=(2, p))
+    z = rng.integers(0, 2, n)
+    return np.array([[rng.multinomial(4, theta[z[i], q]) for q in range(p)] for i in range(n)],
+                    dtype=float)
+
+
+def normal_data(n, d, seed):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0, 2, size=(2, d))
+    return centres[rng.integers(0, 2, n)] + rng.normal(0, 1, size=(n, d))
+
+
+def check(idata, partitions, log_post):
+    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
+    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
+    assert tv < bound, (tv, bound, ess)
+
+
+def fixed_test(n, build, draws, seed):
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        build(z)
+    partitions = pmp.set_partitions(n)
+    log_post = fixed_hyper_log_posterior(model, "z", partitions)
+    check(sample(model, draws=draws, seed=seed), partitions, log_post)
+
+
+def nuts_test(n, build, value_name, grid, draws, seed):
+    """One hyperparameter h of the likelihood sampled by NUTS: the reference
+    integrates prior(h) * likelihood(z, h) over log h by quadrature."""
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        h, lik = build(z)
+    partitions = pmp.set_partitions(n)
+    prior_term = terms_over_partitions(model, [z], partitions, "z")
+    lik_term = integrate_log_scale(model, [h, lik], value_name, partitions, "z", grid)
+    log_post = exact_log_posterior(model, "z", [prior_term, lik_term])
+    check(sample(model, draws=draws, seed=seed), partitions, log_post)
+
+
+# ---------------------------------------------------------------- Normal-Inverse-Gamma
+
+
+def test_nig_fixed_hyperparameters_vector():
+    Y = normal_data(6, 2, seed=1)
+    fixed_test(
+        6,
+        lambda z: pmp.CollapsedNormalInverseGamma(
+            "y", z, mu0=[0.0, 0.5], kappa0=[0.5, 1.0], a0=[2.0, 1.5], b0=[1.0, 2.0], observed=Y
+        ),
+        draws=3000,
+        seed=1,
+    )
+
+
+def test_nig_b0_sampled_by_nuts():
+    Y = normal_data(5, 2, seed=2)
+
+    def build(z):
+        b0 = pm.Gamma("b0", 2.0, 1.0)
+        return b0, pmp.CollapsedNormalInverseGamma("y", z, mu0=0.0, kappa0=0.5, a0=2.0, b0=b0,
+                                                    observed=Y)
+
+    nuts_test(5, build, "b0_log__", np.linspace(-9.0, 5.0, 400), draws=2000, seed=2)
+
+
+# ---------------------------------------------------------------- Poisson-Gamma
+
+
+def test_poisson_gamma_fixed_hyperparameters_vector():
+    Y = counts_data(6, 3, seed=3)
+    fixed_test(
+        6,
+        lambda z: pmp.CollapsedPoissonGamma("y", z, a=[1.0, 2.0, 0.5], b=[0.5, 1.0, 0.3], observed=Y),
+        draws=3000,
+        seed=3,
+    )
+
+
+def test_poisson_gamma_b_sampled_by_nuts():
+    Y = counts_data(5, 2, seed=4)
+
+    def build(z):
+        b = pm.Gamma("b", 2.0, 2.0)
+        return b, pmp.CollapsedPoissonGamma("y", z, a=2.0, b=b, observed=Y)
+
+    nuts_test(5, build, "b_log__", np.linspace(-9.0, 5.0, 400), draws=2000, seed=4)
+
+
+# ---------------------------------------------------------------- Dirichlet-multinomial
+
+
+def test_dirichlet_multinomial_fixed_concentration_matrix():
+    Y = matrices_data(6, 2, 3, seed=5)
+    conc = np.array([[0.5, 1.0, 2.0], [1.0, 1.0, 0.3]])
+    fixed_test(
+        6,
+        lambda z: pmp.CollapsedDirichletMultinomial("y", z, concentration=conc, observed=Y),
+        draws=3000,
+        seed=5,
+    )
+
+
+def test_dirichlet_multinomial_concentration_sampled_by_nuts():
+    Y = matrices_data(5, 2, 4, seed=6)
+
+    def build(z):
+        c = pm.Gamma("c", 2.0, 2.0)
+        return c, pmp.CollapsedDirichletMultinomial("y", z, concentration=c, observed=Y)
+
+    nuts_test(5, build, "c_log__", np.linspace(-9.0, 5.0, 400), draws=2000, seed=6)
+
+
+MOTIF_IDS = ["MA0031.1", "MA0032.1", "MA0033.1", "MA0157.1", "MA0561.1", "MA0562.1"]
+
+
+def test_dirichlet_multinomial_real_motifs():
+    """JASPAR 2014 width-8 motifs (8 x 4 count matrices, Goswami et al. §7.2 set-up
+    with c = 2): the kernel's log joint equals the model's on all 90 motifs, and
+    pmp.Gibbs on six of them (FOXD1, FOXC1, FOXL1, FOXO3, PIF4, PIF5) matches the
+    exact posterior."""
+    counts, ids = load_motifs()
+    n = counts.shape[0]
+    assert counts.shape[1:] == (8, 4)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        pmp.CollapsedDirichletMultinomial("y", z, concentration=2.0, observed=counts)
+    logp = model.compile_logp(jacobian=False)
+    op = pmp.CollapsedDirichletMultinomial.rv_op
+    data = op.kernel_data(counts)
+    params = op.kernel_params([np.full((8, 4), 2.0)], n)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        labels = pmp.canonicalize(rng.integers(0, 12, n))
+        stats, state = op.alloc_stats(n, data, params), new_state(n)
+        assign_labels(state, params, stats, data, labels)
+        canon = np.empty(n, dtype=np.int64)
+        _, _, kernel = summarise(state, crp.make_params(1.0, n), params, stats, canon,
+                                 np.empty(n, dtype=np.int64))
+        ref = float(logp({"z": labels}))
+        assert abs(kernel - ref) <= 1e-8 * abs(ref)
+    sel = [ids.index(m) for m in MOTIF_IDS]
+    fixed_test(
+        6,
+        lambda z: pmp.CollapsedDirichletMultinomial("y", z, concentration=2.0, observed=counts[sel]),
+        draws=3000,
+        seed=7,
+    )
+
+
+# ---------------------------------------------------------------- k-means energy
+
+
+def test_kmeans_energy_fixed_temperature():
+    Y = normal_data(6, 2, seed=8)
+    fixed_test(6, lambda z: pmp.KMeansEnergy("y", z, temperature=2.0, observed=Y), draws=3000, seed=8)
