@@ -17,6 +17,8 @@ from pymc_partitions import compat
 from pymc_partitions.distributions import (
     CRP,
     CollapsedBetaBernoulli,
+    CollapsedMvNormal,
+    CollapsedNIW,
     CollapsedNormal,
     partition_summaries,
 )
@@ -29,10 +31,13 @@ compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
 compat.install_initval_checks()
 compat.quiet_object_mode_warnings(["crp_rv", "collapsed_normal_rv", "collapsed_beta_bernoulli_rv"])
+compat.quiet_object_mode_warnings(["collapsed_mv_normal_rv", "collapsed_niw_rv"])
 
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
+    "CollapsedMvNormal",
+    "CollapsedNIW",
     "CollapsedNormal",
     "Gibbs",
     "PartitionModelError",

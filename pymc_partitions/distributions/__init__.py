@@ -6,6 +6,7 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihoodRV,
     CollapsedNormal,
 )
+from pymc_partitions.distributions.gaussian import CollapsedMvNormal, CollapsedNIW
 from pymc_partitions.distributions.partition import (
     CRP,
     PartitionPrior,
@@ -18,6 +19,8 @@ __all__ = [
     "CollapsedBetaBernoulli",
     "CollapsedLikelihood",
     "CollapsedLikelihoodRV",
+    "CollapsedMvNormal",
+    "CollapsedNIW",
     "CollapsedNormal",
     "PartitionPrior",
     "PartitionPriorRV",

@@ -14,6 +14,7 @@ Statistics are updated incrementally: no primitive reads the members of a block.
 """
 
 from pymc_partitions.kernels.components import beta_bernoulli, normal
+from pymc_partitions.kernels.components import mv_normal, niw
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
@@ -32,6 +33,8 @@ __all__ = [
     "combine",
     "log_marginal",
     "log_pred",
+    "mv_normal",
+    "niw",
     "normal",
     "refresh",
     "register",
