@@ -51,12 +51,22 @@ LIKELIHOODS = {
 }
 
 
+_LOGP_FNS = {}
+
+
 def likelihood_logp_fn(dist_cls, n_dims, hypers):
-    """Compiled PyTensor logp of ``dist_cls`` as a function of (labels, data)."""
-    z = pt.lvector("z")
-    y = pt.dmatrix("y")
-    rv = dist_cls.dist(z, *[pt.as_tensor(np.asarray(h, dtype=float)) for h in hypers], n_dims=n_dims)
-    return pytensor.function([z, y], pm.logp(rv, y).sum())
+    """PyTensor logp of ``dist_cls`` as a function of (labels, data) at ``hypers``;
+    compiled once per (likelihood, D) with the hyperparameters as inputs."""
+    key = (dist_cls, n_dims)
+    if key not in _LOGP_FNS:
+        z, y = pt.lvector("z"), pt.dmatrix("y")
+        inputs = [pt.tensor(f"h{j}", shape=(None,) * np.ndim(h), dtype="float64")
+                  for j, h in enumerate(hypers)]
+        rv = dist_cls.dist(z, *inputs, n_dims=n_dims)
+        _LOGP_FNS[key] = pytensor.function([z, y, *inputs], pm.logp(rv, y).sum())
+    fn = _LOGP_FNS[key]
+    values = [np.asarray(h, dtype=np.float64) for h in hypers]
+    return lambda labels, x: float(fn(np.asarray(labels, dtype=np.int64), x, *values))
 
 
 def kernel_objects(module, x, hypers, n):
@@ -137,3 +147,227 @@ def test_log_pred_equals_logp_difference(lik, d):
                              np.empty(n, dtype=np.int64))
         ref = f2(labels, x) + float(pm.logp(pmp.CRP.dist(alpha=alpha, n=n), labels).eval())
         assert rel_err(lj, ref) <= RTOL, (lj, ref)
+
+
+def test_block_move_probabilities_equal_model_ratios():
+    """Forced sweep_{C,I} (Herlau et al. eqs. 5-6) with both likelihoods on one
+    partition: each candidate's log probability is the softmax of the model's log joint."""
+    rng = np.random.default_rng(13)
+    n, d, alpha = 8, 2, 0.9
+    xm, xn = rng.normal(0, 2, size=(n, d)), rng.normal(0, 2, size=(n, d))
+    hm, hn = mvn_hypers(rng, d), niw_hypers(rng, d)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedMvNormal("ym", z, *hm, observed=xm)
+        pmp.CollapsedNIW("yn", z, *hn, observed=xn)
+    fn = model.compile_logp(jacobian=False)
+    pm_, pn_ = mv_normal.make_params(*hm, n=n), niw.make_params(*hn, n=n)
+    for trial in range(4):
+        labels = pmp.canonicalize(rng.integers(0, 3, n))
+        source = int(rng.integers(labels.max() + 1))
+        members = np.flatnonzero(labels == source)
+        items = np.sort(rng.choice(members, size=int(rng.integers(1, len(members) + 1)),
+                                   replace=False)).astype(np.int64)
+        candidates = np.array(list(range(labels.max() + 1)) + [-1], dtype=np.int64)
+        ref = []
+        for k in candidates:
+            z2 = labels.copy()
+            z2[items] = k if k >= 0 else n + 5
+            ref.append(float(fn({"z": pmp.canonicalize(z2)})))
+        ref = np.array(ref)
+        ref_logp = ref - np.logaddexp.reduce(ref)
+        for forced in range(len(candidates)):
+            dm, dn = mv_normal.make_data(xm), niw.make_data(xn)
+            params, stats, data = combine(
+                [pm_, pn_],
+                [mv_normal.alloc_stats(n, dm, pm_), niw.alloc_stats(n, dn, pn_)],
+                [dm, dn],
+            )
+            state = new_state(n)
+            assign_labels(state, params, stats, data, labels)
+            chosen, log_p, _ = sweep_block.sweep_block_entry(
+                state, crp.make_params(alpha, n), params, stats, data, items, candidates,
+                forced, 0.5, np.empty(len(candidates)),
+            )
+            assert chosen == forced
+            assert rel_err(log_p, ref_logp[forced]) <= RTOL or abs(log_p - ref_logp[forced]) < 1e-12
+            canon = np.empty(n, dtype=np.int64)
+            _, _, lj = summarise(state, crp.make_params(alpha, n), params, stats, canon,
+                                 np.empty(n, dtype=np.int64))
+            assert rel_err(lj, ref[forced]) <= RTOL
+
+
+# ------------------------------------------------------------ exact enumeration
+
+
+def clustered(n, d, seed):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0, 2, size=(2, d))
+    return centres[rng.integers(0, 2, n)] + rng.normal(0, 1, size=(n, d))
+
+
+S_FIXED = np.array([[1.0, 0.6], [0.6, 1.5]])
+S0_FIXED = np.array([[2.0, -0.8], [-0.8, 1.2]])
+
+
+def test_exact_mv_normal_fixed_hyperparameters():
+    n = 6
+    Y = clustered(n, 2, seed=41)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.2, n=n)
+        pmp.CollapsedMvNormal("y", partition=z, mu0=[0.0, 0.5], Sigma0=S0_FIXED, Sigma=S_FIXED,
+                              observed=Y)
+    partitions = pmp.set_partitions(n)
+    log_post = fixed_hyper_log_posterior(model, "z", partitions)
+    idata = sample(model, draws=4000, seed=41)
+    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
+    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
+    assert tv < bound, (tv, bound, ess)
+
+
+def test_exact_niw_fixed_hyperparameters():
+    n = 6
+    Y = clustered(n, 2, seed=42)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        pmp.CollapsedNIW("y", partition=z, mu0=0.0, kappa0=0.5, nu0=3.0, Psi0=S_FIXED,
+                         observed=Y)
+    partitions = pmp.set_partitions(n)
+    log_post = fixed_hyper_log_posterior(model, "z", partitions)
+    idata = sample(model, draws=4000, seed=42)
+    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
+    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
+    assert tv < bound, (tv, bound, ess)
+
+
+def test_exact_mv_normal_covariance_scale_sampled_by_nuts():
+    """Sigma = s^2 S with s ~ HalfNormal sampled by NUTS: the reference integrates s
+    out by quadrature; the step refreshes the kernel (new basis W) at every draw."""
+    n = 5
+    Y = clustered(n, 2, seed=43)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        s = pm.HalfNormal("s", 1.0)
+        pmp.CollapsedMvNormal("y", partition=z, mu0=0.0, Sigma0=S0_FIXED,
+                              Sigma=s**2 * S_FIXED, observed=Y)
+    partitions = pmp.set_partitions(n)
+    prior = terms_over_partitions(model, [z], partitions, "z")
+    lik = integrate_log_scale(model, [s, model["y"]], "s_log__", partitions, "z",
+                              np.linspace(-8.0, 4.0, 800))
+    log_post = exact_log_posterior(model, "z", [prior, lik])
+    idata = sample(model, draws=3000, seed=43)
+    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
+    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
+    assert tv < bound, (tv, bound, ess)
+
+
+# --------------------------------------------- conjugate block posteriors, forward draws
+
+
+@pytest.mark.parametrize("lik", sorted(LIKELIHOODS))
+def test_block_log_predictive_equals_kernel(lik):
+    dist_cls, module, make_hypers = LIKELIHOODS[lik]
+    rng = np.random.default_rng(5)
+    d, n = 3, 7
+    x = rng.normal(0, 2, size=(n, d))
+    hypers = make_hypers(rng, d)
+    op = dist_cls.rv_op
+    params, stats, data = kernel_objects(module, x, hypers, n)
+    state = new_state(n)
+    labels = np.array([0, 0, 0, 0, 1, 2, 2])
+    load_all_but(state, params, stats, data, labels, skip=6)
+    new = op.block_log_predictive(x[[6, 5]], x[:4], hypers)
+    assert new.shape == (2,)
+    assert rel_err(new[0], log_pred(params, stats, data, 6, 0)) <= RTOL
+    assert rel_err(new[1], log_pred(params, stats, data, 5, 0)) <= RTOL
+    prior = op.block_log_predictive(x[[6]], x[:0], hypers)
+    new_slot = int(state.free[state.counts[1] - 1])
+    assert rel_err(prior[0], log_pred(params, stats, data, 6, new_slot)) <= RTOL
+
+
+def test_block_posterior_draw_moments():
+    rng = np.random.default_rng(8)
+    d = 2
+    rows = rng.normal(1.0, 1.0, size=(4, d))
+    hm = (np.zeros(d), S0_FIXED, S_FIXED)
+    draws = np.array([pmp.CollapsedMvNormal.rv_op.block_posterior_draw(rng, rows, hm)["mu"]
+                      for _ in range(4000)])
+    p0, p = np.linalg.inv(S0_FIXED), np.linalg.inv(S_FIXED)
+    cov = np.linalg.inv(p0 + 4 * p)
+    mean = cov @ (p @ rows.sum(axis=0))
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * np.sqrt(np.diag(cov) / 4000))
+    assert np.allclose(np.cov(draws.T), cov, rtol=0.15, atol=0.01)
+    hn = (np.zeros(d), 0.5, 5.0, S_FIXED)
+    out = [pmp.CollapsedNIW.rv_op.block_posterior_draw(rng, rows, hn) for _ in range(4000)]
+    mus, sigmas = np.array([o["mu"] for o in out]), np.array([o["Sigma"] for o in out])
+    kappa, nu = 4.5, 9.0
+    r = rows
+    psi = S_FIXED + r.T @ r - np.outer(r.sum(0), r.sum(0)) / kappa
+    e_sigma = psi / (nu - d - 1)
+    assert np.allclose(mus.mean(axis=0), r.sum(0) / kappa, atol=5 * np.sqrt(e_sigma.max() / kappa / 4000))
+    assert np.allclose(sigmas.mean(axis=0), e_sigma, rtol=0.1, atol=0.05)
+
+
+def test_forward_draws():
+    z = pmp.CRP.dist(alpha=1.0, n=6)
+    y = pmp.CollapsedMvNormal.dist(z, 0.0, S0_FIXED, S_FIXED)
+    assert pm.draw(y, random_seed=1).shape == (6, 2)
+    assert pm.draw(y, draws=3, random_seed=1).shape == (3, 6, 2)
+    w = pmp.CollapsedNIW.dist(z, [0.0, 1.0, 2.0], 1.0, 4.0, np.eye(3))
+    assert pm.draw(w, draws=2, random_seed=1).shape == (2, 6, 3)
+    # One block: rows share a mean, so Cov(y_0) = Sigma + Sigma0, Cov(y_0, y_1) = Sigma0.
+    one = pmp.CollapsedMvNormal.dist(pt.zeros(2, dtype="int64"), 0.0, S0_FIXED, S_FIXED)
+    draws = pm.draw(one, draws=4000, random_seed=2)
+    c = np.cov(draws.reshape(4000, 4).T)
+    assert np.allclose(c[:2, :2], S_FIXED + S0_FIXED, atol=0.3)
+    assert np.allclose(c[:2, 2:], S0_FIXED, atol=0.3)
+    with pm.Model():
+        zz = pmp.CRP("z", alpha=1.0, n=5)
+        pmp.CollapsedMvNormal("y", zz, 0.0, S0_FIXED, S_FIXED, observed=np.zeros((5, 2)))
+        pmp.CollapsedNIW("w", zz, 0.0, 1.0, 3.0, S_FIXED, observed=np.zeros((5, 2)))
+        prior = pm.sample_prior_predictive(5, random_seed=3)
+    assert np.asarray(prior["prior_predictive"]["y"].values).shape[-2:] == (5, 2)
+    assert np.asarray(prior["prior_predictive"]["w"].values).shape[-2:] == (5, 2)
+
+
+# ------------------------------------------------------------------- input errors
+
+
+def test_input_errors():
+    Y = np.zeros((4, 2))
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])  # symmetric, indefinite
+    with pm.Model():
+        z = pmp.CRP("z", alpha=1.0, n=4)
+        with pytest.raises(ValueError, match="'Sigma0' must be positive definite"):
+            pmp.CollapsedMvNormal("a", z, 0.0, bad, S_FIXED, observed=Y)
+        with pytest.raises(ValueError, match="'Sigma' must be symmetric"):
+            pmp.CollapsedMvNormal("b", z, 0.0, S0_FIXED, np.array([[1.0, 0.5], [0.0, 1.0]]),
+                                  observed=Y)
+        with pytest.raises(ValueError, match=r"'Sigma' must be a \(2, 2\) matrix"):
+            pmp.CollapsedMvNormal("c", z, 0.0, S0_FIXED, np.eye(3), observed=Y)
+        with pytest.raises(ValueError, match="'Sigma' is required"):
+            pmp.CollapsedMvNormal("d", z, 0.0, S0_FIXED, observed=Y)
+        with pytest.raises(ValueError, match="'mu0' has length 3"):
+            pmp.CollapsedMvNormal("e", z, [0.0, 0.0, 0.0], S0_FIXED, S_FIXED, observed=Y)
+        with pytest.raises(ValueError, match="'Psi0' must be positive definite"):
+            pmp.CollapsedNIW("f", z, 0.0, 1.0, 3.0, bad, observed=Y)
+        with pytest.raises(ValueError, match=r"'nu0' must be > D - 1 = 1"):
+            pmp.CollapsedNIW("g", z, 0.0, 1.0, 1.0, S_FIXED, observed=Y)
+        with pytest.raises(ValueError, match="'kappa0' must be positive"):
+            pmp.CollapsedNIW("h", z, 0.0, 0.0, 3.0, S_FIXED, observed=Y)
+        with pytest.raises(ValueError, match=r"'Psi0' must be a \(2, 2\) matrix"):
+            pmp.CollapsedNIW("i", z, 0.0, 1.0, 3.0, np.eye(2)[0], observed=Y)
+        Y2 = Y.copy()
+        Y2[2, 1] = np.nan
+        with pytest.raises(ValueError, match="'observed' contains NaN or inf.*row 2, column 1"):
+            pmp.CollapsedMvNormal("j", z, 0.0, S0_FIXED, S_FIXED, observed=Y2)
+        with pytest.raises(ValueError, match="'observed' contains NaN"):
+            pmp.CollapsedNIW("k", z, 0.0, 1.0, 3.0, S_FIXED, observed=Y2)
+    # Sampled values are checked too (PartitionTarget calls check_hyper_values).
+    with pytest.raises(ValueError, match="'Sigma' must be positive definite"):
+        pmp.CollapsedMvNormal.rv_op.check_hyper_values([np.zeros(2), S0_FIXED, bad], "'y'")
+    with pytest.raises(ValueError, match="'nu0' = 0.5 must be > D - 1 = 1"):
+        pmp.CollapsedNIW.rv_op.check_hyper_values([np.zeros(2), np.array(1.0), np.array(0.5),
+                                                    S_FIXED], "'y'")
+    with pytest.raises(ValueError, match="'Psi0' must be positive definite"):
+        niw.make_params(np.zeros(2), 1.0, 3.0, bad, n=4)
