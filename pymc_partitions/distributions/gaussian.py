@@ -91,6 +91,13 @@ def _finite(x):
     return pt.all(~(pt.isnan(x) | pt.isinf(x)))
 
 
+def _chol_solve(chol, b):
+    """(L L^T)^{-1} b by two triangular solves (batched over leading axes). Written
+    out because PyTensor 2's cho_solve has no gradient."""
+    y = pt.linalg.solve_triangular(chol, b, lower=True)
+    return pt.linalg.solve_triangular(pt.swapaxes(chol, -1, -2), y, lower=False)
+
+
 def _block_logdet(chol):
     """log det of each matrix of a (..., D, D) stack from its Cholesky factors."""
     return 2.0 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
@@ -263,10 +270,10 @@ class CollapsedMvNormal(_MatrixHyperLikelihood):
         # sum_i r_i^T Sigma^{-1} r_i over all items (blocks partition the items).
         z = pt.linalg.solve_triangular(chol_sigma, resid.T, lower=True)
         quad_items = pt.sum(z**2)
-        a = pt.linalg.cho_solve((chol_sigma, True), s.T).T  # Sigma^{-1} S_k, (n, D)
+        a = _chol_solve(chol_sigma, s.T).T  # Sigma^{-1} S_k, (n, D)
         b = sigma[None, :, :] + m[:, None, None] * sigma0[None, :, :]  # (n, D, D)
         chol_b = pt.linalg.cholesky(b)
-        c = pt.linalg.cho_solve((chol_b, True), s[:, :, None])[:, :, 0]  # B_k^{-1} S_k
+        c = _chol_solve(chol_b, s[:, :, None])[:, :, 0]  # B_k^{-1} S_k
         quad_blocks = pt.sum(pt.dot(a, sigma0) * c)
         logdet_sigma = _block_logdet(chol_sigma)
         logdet_blocks = pt.sum(pt.switch(m > 0, (m - 1) * logdet_sigma + _block_logdet(chol_b), 0.0))
