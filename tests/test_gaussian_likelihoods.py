@@ -19,6 +19,7 @@ from helpers import (
 )
 
 import pymc_partitions as pmp
+from pymc_partitions.compat import small_function_mode
 from pymc_partitions.kernels import assign_labels, new_state, refresh_all, summarise, sweep_block
 from pymc_partitions.kernels.components import add, combine, log_pred, mv_normal, niw
 from pymc_partitions.kernels.priors import crp
@@ -63,7 +64,8 @@ def likelihood_logp_fn(dist_cls, n_dims, hypers):
         inputs = [pt.tensor(f"h{j}", shape=(None,) * np.ndim(h), dtype="float64")
                   for j, h in enumerate(hypers)]
         rv = dist_cls.dist(z, *inputs, n_dims=n_dims)
-        _LOGP_FNS[key] = pytensor.function([z, y, *inputs], pm.logp(rv, y).sum())
+        _LOGP_FNS[key] = pytensor.function([z, y, *inputs], pm.logp(rv, y).sum(),
+                                           mode=small_function_mode())
     fn = _LOGP_FNS[key]
     values = [np.asarray(h, dtype=np.float64) for h in hypers]
     return lambda labels, x: float(fn(np.asarray(labels, dtype=np.int64), x, *values))
@@ -161,7 +163,7 @@ def test_block_move_probabilities_equal_model_ratios():
         z = pmp.CRP("z", alpha=alpha, n=n)
         pmp.CollapsedMvNormal("ym", z, *hm, observed=xm)
         pmp.CollapsedNIW("yn", z, *hn, observed=xn)
-    fn = model.compile_logp(jacobian=False)
+    fn = model.compile_logp(jacobian=False, mode=small_function_mode())
     pm_, pn_ = mv_normal.make_params(*hm, n=n), niw.make_params(*hn, n=n)
     for trial in range(4):
         labels = pmp.canonicalize(rng.integers(0, 3, n))
@@ -279,7 +281,8 @@ def test_logp_gradients_in_matrix_hyperparameters():
     ]
     for rv, inputs, values in cases:
         lp = pm.logp(rv, y).sum()
-        f = pytensor.function([z, y, *inputs], [lp, *pytensor.grad(lp, inputs)])
+        f = pytensor.function([z, y, *inputs], [lp, *pytensor.grad(lp, inputs)],
+                              mode=small_function_mode())
         out = f(labels, x, *values)
         for j, grad in enumerate(out[1:]):
             e = np.array([[0.0, 1.0], [1.0, 0.0]])  # symmetric direction
