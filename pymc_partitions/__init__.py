@@ -38,6 +38,8 @@ from pymc_partitions.analysis import (
 from pymc_partitions.distributions import (
     CRP,
     CollapsedBetaBernoulli,
+    CollapsedMvNormal,
+    CollapsedNIW,
     CollapsedNormal,
     partition_summaries,
 )
@@ -60,11 +62,14 @@ compat.quiet_object_mode_warnings(
     ["collapsed_normal_inverse_gamma_rv", "collapsed_poisson_gamma_rv",
      "collapsed_dirichlet_multinomial_rv", "kmeans_energy_rv"]
 )
+compat.quiet_object_mode_warnings(["collapsed_mv_normal_rv", "collapsed_niw_rv"])
 
 __all__ = [
     "CRP",
     "CollapsedBetaBernoulli",
     "CollapsedDirichletMultinomial",
+    "CollapsedMvNormal",
+    "CollapsedNIW",
     "CollapsedNormal",
     "FixedBlocks",
     "Gibbs",

@@ -13,6 +13,7 @@ from pymc_partitions.distributions.counts import (
 )
 from pymc_partitions.distributions.energies import KMeansEnergy
 from pymc_partitions.distributions.normal_inverse_gamma import CollapsedNormalInverseGamma
+from pymc_partitions.distributions.gaussian import CollapsedMvNormal, CollapsedNIW
 from pymc_partitions.distributions.partition import (
     CRP,
     PartitionPrior,
@@ -28,6 +29,8 @@ __all__ = [
     "CollapsedDirichletMultinomial",
     "CollapsedLikelihood",
     "CollapsedLikelihoodRV",
+    "CollapsedMvNormal",
+    "CollapsedNIW",
     "CollapsedNormal",
     "IRM",
     "FixedBlocks",

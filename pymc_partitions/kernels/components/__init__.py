@@ -18,6 +18,7 @@ from pymc_partitions.kernels.components import irm
 from pymc_partitions.kernels.components import coloring
 from pymc_partitions.kernels.components import dirichlet_multinomial, kmeans_energy
 from pymc_partitions.kernels.components import normal_inverse_gamma, poisson_gamma
+from pymc_partitions.kernels.components import mv_normal, niw
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
@@ -40,6 +41,8 @@ __all__ = [
     "kmeans_energy",
     "log_marginal",
     "log_pred",
+    "mv_normal",
+    "niw",
     "normal",
     "normal_inverse_gamma",
     "poisson_gamma",
