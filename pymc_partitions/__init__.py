@@ -9,17 +9,13 @@
 ...     idata = pm.sample()          # NUTS for alpha and sigma, pmp.Gibbs for z
 
 Layers: :mod:`.distributions` (partition priors, collapsed likelihoods) →
-:mod:`.step_methods` (PyMC steps) → :mod:`.kernels` (numba); :mod:`.partitions`
-holds plain-numpy partition utilities.
+:mod:`.step_methods` (PyMC steps) → :mod:`.kernels` (numba); beside them
+:mod:`.analysis` (distances, similarity, point estimates, credible balls, block
+parameters), :mod:`.plots`, :mod:`.datasets`, and :mod:`.partitions` (plain-numpy
+partition utilities).
 """
 
-from pymc_partitions import compat
-from pymc_partitions import datasets
-from pymc_partitions.analysis.block_parameters import (
-    posterior_predictive_density,
-    sample_block_parameters,
-)
-from pymc_partitions import plots
+from pymc_partitions import compat, datasets, plots
 from pymc_partitions.analysis import (
     CredibleBall,
     PointEstimate,
@@ -35,18 +31,27 @@ from pymc_partitions.analysis import (
     similarity_matrix,
     variation_of_information,
 )
+from pymc_partitions.analysis.block_parameters import (
+    posterior_predictive_density,
+    sample_block_parameters,
+)
 from pymc_partitions.distributions import (
     CRP,
+    IRM,
+    MFM,
     CollapsedBetaBernoulli,
+    CollapsedDirichletMultinomial,
     CollapsedMvNormal,
     CollapsedNIW,
     CollapsedNormal,
+    CollapsedNormalInverseGamma,
+    CollapsedPoissonGamma,
+    FixedBlocks,
+    KMeansEnergy,
+    PitmanYor,
+    ProperColoring,
     partition_summaries,
 )
-from pymc_partitions.distributions import IRM
-from pymc_partitions.distributions import MFM, FixedBlocks, PitmanYor, ProperColoring
-from pymc_partitions.distributions import CollapsedDirichletMultinomial, CollapsedPoissonGamma
-from pymc_partitions.distributions import CollapsedNormalInverseGamma, KMeansEnergy
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import Gibbs, PartitionModelError, SplitMerge
 
@@ -55,41 +60,37 @@ __version__ = "0.1.0"
 compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
 compat.install_initval_checks()
-compat.quiet_object_mode_warnings(["crp_rv", "collapsed_normal_rv", "collapsed_beta_bernoulli_rv"])
-compat.quiet_object_mode_warnings(["irm_rv"])
-compat.quiet_object_mode_warnings(["pitman_yor_rv", "fixed_blocks_rv", "mfm_rv", "proper_coloring_rv"])
-compat.quiet_object_mode_warnings(
-    ["collapsed_normal_inverse_gamma_rv", "collapsed_poisson_gamma_rv",
-     "collapsed_dirichlet_multinomial_rv", "kmeans_energy_rv"]
-)
-compat.quiet_object_mode_warnings(["collapsed_mv_normal_rv", "collapsed_niw_rv"])
+compat.quiet_object_mode_warnings([
+    # partition priors
+    "crp_rv", "pitman_yor_rv", "fixed_blocks_rv", "mfm_rv", "proper_coloring_rv",
+    # collapsed likelihoods and energies
+    "collapsed_normal_rv", "collapsed_beta_bernoulli_rv", "collapsed_mv_normal_rv",
+    "collapsed_niw_rv", "collapsed_normal_inverse_gamma_rv", "collapsed_poisson_gamma_rv",
+    "collapsed_dirichlet_multinomial_rv", "kmeans_energy_rv", "irm_rv",
+])
 
 __all__ = [
+    # partition priors
     "CRP",
+    "FixedBlocks",
+    "MFM",
+    "PitmanYor",
+    "ProperColoring",
+    # collapsed likelihoods
     "CollapsedBetaBernoulli",
     "CollapsedDirichletMultinomial",
     "CollapsedMvNormal",
     "CollapsedNIW",
     "CollapsedNormal",
-    "FixedBlocks",
-    "Gibbs",
-    "IRM",
     "CollapsedNormalInverseGamma",
     "CollapsedPoissonGamma",
+    "IRM",
     "KMeansEnergy",
+    # step methods
+    "Gibbs",
     "PartitionModelError",
     "SplitMerge",
-    "MFM",
-    "PitmanYor",
-    "ProperColoring",
-    "canonicalize",
-    "partition_summaries",
-    "posterior_predictive_density",
-    "sample_block_parameters",
-    "set_partitions",
-]
-
-__all__ += [
+    # analysis
     "CredibleBall",
     "PointEstimate",
     "add_partition_statistics",
@@ -99,9 +100,16 @@ __all__ += [
     "dahl_estimate",
     "expected_loss",
     "hamming_distance",
-    "plots",
     "point_estimate",
+    "posterior_predictive_density",
     "rand_index",
+    "sample_block_parameters",
     "similarity_matrix",
     "variation_of_information",
+    # modules and utilities
+    "canonicalize",
+    "datasets",
+    "partition_summaries",
+    "plots",
+    "set_partitions",
 ]

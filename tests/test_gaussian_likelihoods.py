@@ -256,11 +256,11 @@ def test_exact_mv_normal_covariance_scale_sampled_by_nuts():
     partitions = pmp.set_partitions(n)
     prior = terms_over_partitions(model, [z], partitions, "z")
     lik = integrate_log_scale(model, [s, model["y"]], "s_log__", partitions, "z",
-                              np.linspace(-8.0, 4.0, 800))
+                              np.linspace(-8.0, 4.0, 400))
     log_post = exact_log_posterior(model, "z", [prior, lik])
     with model:  # explicit NUTS: fails if the logp had no gradient in Sigma
         steps = [pm.NUTS([s]), pmp.Gibbs([z])]
-    idata = sample(model, draws=2500, seed=43, step=steps)
+    idata = sample(model, draws=1500, seed=43, step=steps)
     tv, bound, ess = tv_test(idata, "z", partitions, log_post)
     print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
     assert tv < bound, (tv, bound, ess)

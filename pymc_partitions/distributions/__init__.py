@@ -12,7 +12,6 @@ from pymc_partitions.distributions.counts import (
     CollapsedPoissonGamma,
 )
 from pymc_partitions.distributions.energies import KMeansEnergy
-from pymc_partitions.distributions.normal_inverse_gamma import CollapsedNormalInverseGamma
 from pymc_partitions.distributions.gaussian import CollapsedMvNormal, CollapsedNIW
 from pymc_partitions.distributions.partition import (
     CRP,
@@ -20,8 +19,9 @@ from pymc_partitions.distributions.partition import (
     PartitionPriorRV,
     partition_summaries,
 )
-from pymc_partitions.distributions.relational import IRM
+from pymc_partitions.distributions.normal_inverse_gamma import CollapsedNormalInverseGamma
 from pymc_partitions.distributions.priors import MFM, FixedBlocks, PitmanYor
+from pymc_partitions.distributions.relational import IRM
 
 __all__ = [
     "CRP",

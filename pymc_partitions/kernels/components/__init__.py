@@ -13,12 +13,18 @@ functions of :mod:`.base`, which numba resolves from the params type.
 Statistics are updated incrementally: no primitive reads the members of a block.
 """
 
-from pymc_partitions.kernels.components import beta_bernoulli, normal
-from pymc_partitions.kernels.components import irm
-from pymc_partitions.kernels.components import coloring
-from pymc_partitions.kernels.components import dirichlet_multinomial, kmeans_energy
-from pymc_partitions.kernels.components import normal_inverse_gamma, poisson_gamma
-from pymc_partitions.kernels.components import mv_normal, niw
+from pymc_partitions.kernels.components import (
+    beta_bernoulli,
+    coloring,
+    dirichlet_multinomial,
+    irm,
+    kmeans_energy,
+    mv_normal,
+    niw,
+    normal,
+    normal_inverse_gamma,
+    poisson_gamma,
+)
 from pymc_partitions.kernels.components.base import (
     Pair,
     add,
