@@ -13,7 +13,11 @@ from pymc_partitions.distributions.collapsed import (
     _segment_sums,
 )
 from pymc_partitions.distributions.partition import block_sizes
-from pymc_partitions.distributions.validation import check_positive, constant_value, observed_matrix
+from pymc_partitions.distributions.validation import (
+    check_positive,
+    observed_matrix,
+    observed_value,
+)
 from pymc_partitions.kernels.components import dirichlet_multinomial as dm_kernel
 from pymc_partitions.kernels.components import poisson_gamma as pg_kernel
 
@@ -151,21 +155,7 @@ def observed_counts_3d(observed, owner):
 
     An (n, C) array is one position per item and is stored as (n, 1, C).
     """
-    if observed is None:
-        raise ValueError(
-            f"{owner}: 'observed' is required (a collapsed likelihood is observed data)."
-        )
-    data = observed
-    if hasattr(data, "get_value"):  # pm.Data / shared variable
-        data = data.get_value()
-    elif isinstance(data, pt.TensorVariable):
-        value = constant_value(data)
-        if value is None:
-            raise ValueError(
-                f"{owner}: 'observed' must be data (an array or pm.Data), not a symbolic "
-                f"expression."
-            )
-        data = value
+    data = observed_value(observed, owner, "an (n, P, C) or (n, C) array of counts, or pm.Data")
     data = np.asarray(data)
     if data.ndim == 2:
         data = data[:, None, :]

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from pymc.distributions.dist_math import check_parameters
 
 from pymc_partitions.distributions.collapsed import CollapsedLikelihood, CollapsedLikelihoodRV
-from pymc_partitions.distributions.validation import constant_value
+from pymc_partitions.distributions.validation import constant_value, observed_value
 from pymc_partitions.kernels.components import irm as irm_kernel
 
 
@@ -34,19 +34,9 @@ def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_
     "symmetrizing adding the transpose, thresholding at 0 and removing diagonal
     elements".
     """
-    if observed is None:
-        raise ValueError(f"{owner}: 'observed' is required (the (n, n) adjacency matrix).")
-    data = observed
-    if hasattr(data, "get_value"):  # pm.Data / shared variable
-        data = data.get_value()
-    elif isinstance(data, pt.TensorVariable):
-        value = constant_value(data)
-        if value is None:
-            raise ValueError(
-                f"{owner}: 'observed' must be data (an array, a scipy.sparse matrix or "
-                f"pm.Data), not a symbolic expression."
-            )
-        data = value
+    data = observed_value(
+        observed, owner, "the (n, n) adjacency: an array, a scipy.sparse matrix or pm.Data"
+    )
     if sp.issparse(data):
         if data.ndim != 2 or data.shape[0] != data.shape[1]:
             raise ValueError(

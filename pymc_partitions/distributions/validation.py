@@ -52,6 +52,24 @@ def as_hyper_vector(name, value, n_dims, owner):
     return pt.as_tensor_variable(pt.broadcast_to(var.astype("float64"), (n_dims,)))
 
 
+def observed_value(observed, owner, what="an array or pm.Data"):
+    """The value of ``observed`` (an array, ``pm.Data`` or a constant expression),
+    as given; a ValueError naming ``observed`` if it is missing or symbolic.
+    ``what`` says what the likelihood accepts, for the messages."""
+    if observed is None:
+        raise ValueError(f"{owner}: 'observed' is required ({what}).")
+    if hasattr(observed, "get_value"):  # pm.Data / shared variable
+        return observed.get_value()
+    if isinstance(observed, pt.TensorVariable):
+        value = constant_value(observed)
+        if value is None:
+            raise ValueError(
+                f"{owner}: 'observed' must be data ({what}), not a symbolic expression."
+            )
+        return value
+    return observed
+
+
 def observed_matrix(observed, owner, *, binary=False):
     """The observed data as an (n, D) float array, validated.
 
@@ -59,19 +77,7 @@ def observed_matrix(observed, owner, *, binary=False):
     with ``binary``, values other than 0 and 1 raise a ValueError naming
     ``observed``.
     """
-    if observed is None:
-        raise ValueError(f"{owner}: 'observed' is required (a collapsed likelihood is observed data).")
-    data = observed
-    if hasattr(data, "get_value"):  # pm.Data / shared variable
-        data = data.get_value()
-    elif isinstance(data, pt.TensorVariable):
-        value = constant_value(data)
-        if value is None:
-            raise ValueError(
-                f"{owner}: 'observed' must be data (an array or pm.Data), not a symbolic expression."
-            )
-        data = value
-    data = np.asarray(data)
+    data = np.asarray(observed_value(observed, owner))
     if data.ndim == 1:
         data = data[:, None]
     if data.ndim != 2:
