@@ -2,17 +2,22 @@
 (Nguyen et al. 2022, App. G.1, eq. 15), its colouring component and its errors."""
 
 import functools
-import os
-from pathlib import Path
 
-import arviz as az
 import numpy as np
 import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
 import scipy.sparse as sp
-from helpers import draws_of, partition_index, sample
+from helpers import (
+    assert_exact,
+    data_file,
+    draws_of,
+    exact_from_log_density,
+    judge,
+    random_block_move,
+    sample,
+)
 
 import pymc_partitions as pmp
 from pymc_partitions.distributions.coloring import (
@@ -26,14 +31,11 @@ from pymc_partitions.kernels.components import coloring, log_pred
 from pymc_partitions.kernels.priors import falling_factorial, log_prior_pred
 
 RTOL = 1e-8
-DATA_DIR = Path(os.environ.get("PMP_DATA_DIR", "/work/shared/data"))
-OCTAHEDRON = DATA_DIR / "coupling" / "kregular_6nodes_4regular_octahedron.edgelist"
+OCTAHEDRON = "coupling/kregular_6nodes_4regular_octahedron.edgelist"
 
 
 def octahedron_edges():
-    if not OCTAHEDRON.exists():
-        pytest.skip(f"data file {OCTAHEDRON} not found (set PMP_DATA_DIR to the shared data directory)")
-    return np.loadtxt(OCTAHEDRON, dtype=np.int64).reshape(-1, 2)
+    return np.loadtxt(data_file(OCTAHEDRON), dtype=np.int64).reshape(-1, 2)
 
 
 def random_graph(n, p, seed):
@@ -178,18 +180,7 @@ def test_forced_sweep_block_equals_model(case):
     saw_forbidden = False
     for _ in range(6):
         labels = random_proper(rng, edges, q, n)
-        source = int(rng.integers(labels.max() + 1))
-        members = np.flatnonzero(labels == source)
-        items = np.sort(rng.choice(members, size=int(rng.integers(1, len(members) + 1)),
-                                   replace=False)).astype(np.int64)
-        candidates = np.array(list(range(labels.max() + 1)) + [-1], dtype=np.int64)
-        ref = []
-        for k in candidates:
-            z = labels.copy()
-            z[items] = k if k >= 0 else n + 3
-            ref.append(f(pmp.canonicalize(z)))
-        ref = np.array(ref)
-        ref_logp = ref - np.logaddexp.reduce(ref)
+        items, candidates, ref, ref_logp = random_block_move(rng, labels, f)
         saw_forbidden |= bool(np.any(np.isneginf(ref_logp)))
         for forced in range(len(candidates)):
             params, data, stats, state = kernel_objects(edges, q, n, labels)
@@ -209,65 +200,37 @@ def test_forced_sweep_block_equals_model(case):
 # --------------------------------------------------------------------------------------
 
 
-def tv_against(idata, partitions, p):
-    """TV distance of the sampled partitions from ``p`` and the ESS-based bound of
-    ``helpers.tv_test`` (there with delta = 1e-4); scalar functions that are
-    constant under the target (its log probability, when it is uniform) are left
-    out of the ESS."""
-    draws = draws_of(idata, "z")
-    index = partition_index(partitions)
-    codes = np.array([[index[tuple(d)] for d in chain] for chain in draws])
-    freq = np.bincount(codes.ravel(), minlength=len(partitions)) / codes.size
-    tv = 0.5 * np.abs(freq - p).sum()
-    scalars = [np.log(np.maximum(p[codes], 1e-300)), draws.max(axis=-1).astype(float),
-               (codes == np.argmax(p)).astype(float), (codes == np.argsort(p)[-2]).astype(float)]
-    ess = min(float(az.ess(s)) for s in scalars if np.ptp(s) > 0)
-    bound = 0.5 * np.sqrt(p * (1 - p) / ess).sum() + np.sqrt(np.log(1e4) / (2 * ess))
-    return tv, bound, ess
-
-
 def exact_target(edges, q, n):
-    f = logp_fn(edges, q, n)
-    partitions = pmp.set_partitions(n)
-    logps = np.array([f(z) for z in partitions])
-    return partitions, logps
+    return exact_from_log_density(logp_fn(edges, q, n), n)
 
 
 def test_octahedron_four_colourings_exact():
     edges = octahedron_edges()
-    partitions, logps = exact_target(edges, 4, 6)
+    exact = exact_target(edges, 4, 6)
     # The unnormalised mass q!/(q-K)! summed over partitions counts the colourings.
-    assert np.isclose(np.exp(np.logaddexp.reduce(logps)), 96.0, rtol=1e-12)
-    p = np.exp(logps - np.logaddexp.reduce(logps))
+    f = logp_fn(edges, 4, 6)
+    assert np.isclose(np.exp(np.logaddexp.reduce([f(z) for z in exact.partitions])), 96.0,
+                      rtol=1e-12)
+    p = exact.p
     assert np.sum(p > 0) == 4 and np.allclose(p[p > 0], 0.25)  # each partition: 24 colourings
     with pm.Model() as model:
         pmp.ProperColoring("z", edges, q=4, n=6)
-    idata = sample(model, draws=2000, seed=4)
-    tv, bound, ess = tv_against(idata, partitions, p)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f}")
-    assert tv < bound, (tv, bound, ess)
-    # Forward draws: exact uniform colourings, induced partitions.
+    assert_exact(model, exact=exact, draws=2000, seed=4)
+    # Forward draws: exact uniform colourings, induced partitions (iid).
     draws = pm.draw(pmp.ProperColoring.dist(edges, q=4, n=6), draws=4000, random_seed=5)
-    index = partition_index(partitions)
-    freq = np.bincount([index[tuple(d)] for d in draws], minlength=len(partitions)) / 4000
-    bound_iid = 0.5 * np.sqrt(p * (1 - p) / 4000).sum() + np.sqrt(np.log(1e4) / 8000)
-    assert 0.5 * np.abs(freq - p).sum() < bound_iid
+    assert judge(exact, draws[None]).passed
 
 
 def test_random_graph_three_colourings_exact():
     n, q = 6, 3
     edges = random_graph(n, 0.45, 13)  # 6 edges, 12 partitions with K in {2, 3}
-    partitions, logps = exact_target(edges, q, n)
-    p = np.exp(logps - np.logaddexp.reduce(logps))
-    assert np.sum(p > 0) > 3 and len(edges) >= 4
+    exact = exact_target(edges, q, n)
+    assert np.sum(exact.p > 0) > 3 and len(edges) >= 4
     with pm.Model() as model:
         pmp.ProperColoring("z", edges, q=q, n=n)
-    idata = sample(model, draws=2000, seed=12)
-    tv, bound, ess = tv_against(idata, partitions, p)
-    print(f"edges {edges.tolist()} TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f}")
-    assert tv < bound, (tv, bound, ess)
+    _, idata = assert_exact(model, exact=exact, draws=2000, seed=12)
     draws = draws_of(idata, "z").reshape(-1, n)
-    assert all(is_proper(d, edges) for d in draws[::50])
+    assert all(is_proper(d, edges) for d in draws)
 
 
 # --------------------------------------------------------------------------------------
@@ -343,11 +306,4 @@ def test_colouring_prior_with_a_collapsed_likelihood_exact():
     with pm.Model() as model:
         z = pmp.ProperColoring("z", edges, q=q, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.5, observed=y)
-    partitions = pmp.set_partitions(n)
-    joint = model.compile_logp(jacobian=False)
-    logps = np.array([float(joint({"z": p})) for p in partitions])
-    p = np.exp(logps - np.logaddexp.reduce(logps))
-    idata = sample(model, draws=2000, seed=21)
-    tv, bound, ess = tv_against(idata, partitions, p)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f}")
-    assert tv < bound, (tv, bound, ess)
+    assert_exact(model, draws=2000, seed=21)

@@ -9,13 +9,13 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from helpers import load_all_but
 from scipy import stats as sps
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, summarise
 from pymc_partitions.kernels.components import add, combine, log_pred, remove
 from pymc_partitions.kernels.priors import crp
-from pymc_partitions.kernels.state import open_slot
 
 RTOL = 1e-8
 
@@ -98,18 +98,6 @@ def kernel_objects(dist_cls, x, hypers, n):
     return params, op.alloc_stats(n, data, params), data
 
 
-def load_except(state, params, stats, data, labels, skip):
-    for j in range(labels.shape[0]):
-        if j == skip:
-            continue
-        k = int(labels[j])
-        if state.sizes[k] == 0:
-            open_slot(state, k)
-        add(params, stats, data, j, k)
-        state.sizes[k] += 1
-        state.labels[j] = k
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_log_pred_equals_logp_difference(case):
     dist_cls, dims, make_hypers, make_x = CASES[case]
@@ -124,7 +112,7 @@ def test_log_pred_equals_logp_difference(case):
         state = new_state(n)
         i = int(rng.integers(n))
         rest = np.delete(np.arange(n), i)
-        load_except(state, params, stats, data, labels, skip=i)
+        load_all_but(state, params, stats, data, labels, skip=i)
         new_slot = int(state.free[state.counts[1] - 1])
         for k in list(np.unique(labels[rest])) + [None]:
             members = rest[labels[rest] == k] if k is not None else np.array([], dtype=int)
@@ -206,7 +194,7 @@ def test_nig_is_stable_for_data_far_from_zero():
     hypers = [np.array([1e6]), np.array([1.0]), np.array([2.0]), np.array([1e-9])]
     params, stats, data = kernel_objects(pmp.CollapsedNormalInverseGamma, x, hypers, n + 1)
     state = new_state(n + 1)
-    load_except(state, params, stats, data, np.zeros(n + 1, dtype=np.int64), skip=n)
+    load_all_but(state, params, stats, data, np.zeros(n + 1, dtype=np.int64), skip=n)
     for _ in range(200):
         for i in range(n - 1):
             remove(params, stats, data, i, 0)

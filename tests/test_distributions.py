@@ -174,6 +174,11 @@ def test_vector_observed_is_one_dimension():
         z = pmp.CRP("z", alpha=1.0, n=4)
         y = pmp.CollapsedNormal("y", partition=z, observed=np.arange(4.0))
     assert model.rvs_to_values[y].data.shape == (4, 1)
+    with pm.Model() as column:  # the same density as the (4, 1) column
+        z2 = pmp.CRP("z", alpha=1.0, n=4)
+        pmp.CollapsedNormal("y", partition=z2, observed=np.arange(4.0)[:, None])
+    labels = {"z": np.array([0, 0, 1, 0])}
+    assert np.isclose(model.compile_logp()(labels), column.compile_logp()(labels), rtol=1e-12)
 
 
 def test_forward_draw_shapes():

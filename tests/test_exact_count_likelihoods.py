@@ -3,20 +3,10 @@ Normal-Inverse-Gamma, Poisson-Gamma and Dirichlet-multinomial likelihoods and th
 k-means energy; one conjugate hyperparameter per family sampled by NUTS."""
 
 import json
-import os
-from pathlib import Path
 
 import numpy as np
 import pymc as pm
-import pytest
-from helpers import (
-    exact_log_posterior,
-    fixed_hyper_log_posterior,
-    integrate_log_scale,
-    sample,
-    terms_over_partitions,
-    tv_test,
-)
+from helpers import assert_exact, data_file, two_groups
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise
@@ -25,17 +15,10 @@ from pymc_partitions.kernels.priors import crp
 MOTIFS = "motifs/jaspar2014_core_width8_counts.json"
 
 
-def data_dir():
-    return Path(os.environ.get("PMP_DATA_DIR", "/work/shared/data"))
-
-
 def load_motifs():
     """The JASPAR 2014 width-8 count matrices as an (n, 8, 4) array (positions x
-    A, C, G, T; the file stores 4 x 8) and their matrix ids; skip if absent."""
-    path = data_dir() / MOTIFS
-    if not path.exists():
-        pytest.skip(f"motif data not found at {path} (set PMP_DATA_DIR to the shared data directory)")
-    records = json.loads(path.read_text())
+    A, C, G, T; the file stores 4 x 8) and their matrix ids."""
+    records = json.loads(data_file(MOTIFS).read_text())
     counts = np.array([np.asarray(r["counts"], dtype=float).T for r in records])
     return counts, [r["matrix_id"] for r in records]
 
@@ -54,45 +37,27 @@ def matrices_data(n, p, c, seed):
                     dtype=float)
 
 
-def normal_data(n, d, seed):
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(0, 2, size=(2, d))
-    return centres[rng.integers(0, 2, n)] + rng.normal(0, 1, size=(n, d))
-
-
-def check(idata, partitions, log_post):
-    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
-    assert tv < bound, (tv, bound, ess)
-
-
 def fixed_test(n, build, draws, seed):
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
         build(z)
-    partitions = pmp.set_partitions(n)
-    log_post = fixed_hyper_log_posterior(model, "z", partitions)
-    check(sample(model, draws=draws, seed=seed), partitions, log_post)
+    assert_exact(model, draws=draws, seed=seed)
 
 
 def nuts_test(n, build, value_name, grid, draws, seed):
-    """One hyperparameter h of the likelihood sampled by NUTS: the reference
-    integrates prior(h) * likelihood(z, h) over log h by quadrature."""
+    """One hyperparameter of the likelihood sampled by NUTS, integrated out by
+    quadrature over its log in the reference."""
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
-        h, lik = build(z)
-    partitions = pmp.set_partitions(n)
-    prior_term = terms_over_partitions(model, [z], partitions, "z")
-    lik_term = integrate_log_scale(model, [h, lik], value_name, partitions, "z", grid)
-    log_post = exact_log_posterior(model, "z", [prior_term, lik_term])
-    check(sample(model, draws=draws, seed=seed), partitions, log_post)
+        build(z)
+    assert_exact(model, draws=draws, seed=seed, grids={value_name: grid})
 
 
 # ---------------------------------------------------------------- Normal-Inverse-Gamma
 
 
 def test_nig_fixed_hyperparameters_vector():
-    Y = normal_data(6, 2, seed=1)
+    Y = two_groups(6, 2, seed=1)
     fixed_test(
         6,
         lambda z: pmp.CollapsedNormalInverseGamma(
@@ -104,7 +69,7 @@ def test_nig_fixed_hyperparameters_vector():
 
 
 def test_nig_b0_sampled_by_nuts():
-    Y = normal_data(5, 2, seed=2)
+    Y = two_groups(5, 2, seed=2)
 
     def build(z):
         b0 = pm.Gamma("b0", 2.0, 1.0)
@@ -202,5 +167,5 @@ def test_dirichlet_multinomial_real_motifs():
 
 
 def test_kmeans_energy_fixed_temperature():
-    Y = normal_data(6, 2, seed=8)
+    Y = two_groups(6, 2, seed=8)
     fixed_test(6, lambda z: pmp.KMeansEnergy("y", z, temperature=2.0, observed=Y), draws=3000, seed=8)

@@ -10,14 +10,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 import scipy.sparse as sp
-from helpers import (
-    exact_log_posterior,
-    fixed_hyper_log_posterior,
-    integrate_log_scale,
-    sample,
-    terms_over_partitions,
-    tv_test,
-)
+from helpers import assert_exact, random_block_move
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
@@ -214,18 +207,7 @@ def test_block_move_probabilities_equal_model_ratios():
     prior = crp.make_params(alpha, n)
     for trial in range(6):
         labels = pmp.canonicalize(rng.integers(0, 3, n))
-        source = int(rng.integers(labels.max() + 1))
-        members = np.flatnonzero(labels == source)
-        items = rng.choice(members, size=int(rng.integers(1, len(members) + 1)), replace=False)
-        items = np.sort(items).astype(np.int64)
-        candidates = np.array(list(range(labels.max() + 1)) + [-1], dtype=np.int64)
-        ref = []
-        for k in candidates:
-            z2 = labels.copy()
-            z2[items] = k if k >= 0 else n + 5
-            ref.append(logp(pmp.canonicalize(z2)))
-        ref = np.array(ref)
-        ref_logp = ref - np.logaddexp.reduce(ref)
+        items, candidates, ref, ref_logp = random_block_move(rng, labels, logp)
         for forced in range(len(candidates)):
             params, stats, data, state = kernel_state(adjacency, labels, a, b)
             chosen, log_p, _ = sweep_block.sweep_block_entry(
@@ -282,13 +264,7 @@ def test_gibbs_exact_fixed_hyperparameters(seed, density, a, b, sparse):
     n = 6
     adjacency = random_graph(n, density, np.random.default_rng(seed))
     observed = sp.csr_matrix(adjacency) if sparse else adjacency
-    model = crp_irm_model(n, 1.0, observed, a, b)
-    partitions = pmp.set_partitions(n)
-    log_post = fixed_hyper_log_posterior(model, "z", partitions)
-    idata = sample(model, draws=2000, seed=seed)
-    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
-    assert tv < bound, (tv, bound, ess)
+    assert_exact(crp_irm_model(n, 1.0, observed, a, b), draws=2000, seed=seed)
 
 
 def test_gibbs_exact_with_a_sampled_by_nuts():
@@ -300,15 +276,7 @@ def test_gibbs_exact_with_a_sampled_by_nuts():
         z = pmp.CRP("z", alpha=1.0, n=n)
         a = pm.Gamma("a", 2.0, 1.0)
         pmp.IRM("A", partition=z, a=a, b=1.0, observed=adjacency)
-    partitions = pmp.set_partitions(n)
-    grid = np.linspace(-12.0, 5.0, 300)
-    lik_term = integrate_log_scale(model, [a, model["A"]], "a_log__", partitions, "z", grid)
-    prior_term = terms_over_partitions(model, [z], partitions, "z")
-    log_post = exact_log_posterior(model, "z", [prior_term, lik_term])
-    idata = sample(model, draws=1200, seed=21)
-    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
-    assert tv < bound, (tv, bound, ess)
+    assert_exact(model, draws=1200, seed=21, grids={"a_log__": np.linspace(-12.0, 5.0, 300)})
 
 
 # ------------------------------------------------------------------ observed network

@@ -8,6 +8,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from helpers import load_all_but, random_block_move
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
@@ -87,7 +88,7 @@ def test_log_pred_equals_logp_difference(case):
         rest = np.delete(np.arange(n), i)
         # Load every item but i; i is then scored against each block and a new one.
         slot_labels = labels.copy()
-        assign_labels_partial(state, params, stats, data, slot_labels, skip=i)
+        load_all_but(state, params, stats, data, slot_labels, skip=i)
         for k in list(np.unique(labels[rest])) + [None]:
             members = rest[labels[rest] == k] if k is not None else np.array([], dtype=int)
             slot = int(k) if k is not None else int(state.free[state.counts[1] - 1])
@@ -107,22 +108,6 @@ def test_log_pred_equals_logp_difference(case):
             new_slot = int(state.free[state.counts[1] - 1])
             kernel = log_pred(params, stats, data, i, int(k)) - log_pred(params, stats, data, i, new_slot)
             assert rel_err(kernel, diff) <= RTOL or abs(kernel - diff) < 1e-12
-
-
-def assign_labels_partial(state, params, stats, data, labels, skip):
-    """Load ``labels`` into the state for every item except ``skip`` (left unassigned)."""
-    from pymc_partitions.kernels.components import add
-    from pymc_partitions.kernels.state import open_slot
-
-    for j in range(labels.shape[0]):
-        if j == skip:
-            continue
-        k = int(labels[j])
-        if state.sizes[k] == 0:
-            open_slot(state, k)
-        add(params, stats, data, j, k)
-        state.sizes[k] += 1
-        state.labels[j] = k
 
 
 def crp_model(n, alpha, x_normal, x_binary, hypers_n, hypers_b):
@@ -176,22 +161,7 @@ def test_block_move_probabilities_equal_model_ratios():
     pb = beta_bernoulli.make_params(np.ones(2), np.ones(2), n=n)
     for trial in range(6):
         labels = pmp.canonicalize(rng.integers(0, 3, n))
-        source = int(rng.integers(labels.max() + 1))
-        members = np.flatnonzero(labels == source)
-        items = rng.choice(members, size=int(rng.integers(1, len(members) + 1)), replace=False)
-        items = np.sort(items).astype(np.int64)
-        others = [k for k in range(labels.max() + 1)]
-        candidates = np.array(others + [-1], dtype=np.int64)
-        # Reference: the model's log joint of each z^(k).
-        ref = []
-        for k in candidates:
-            z2 = labels.copy()
-            z2[items] = k if k >= 0 else n + 5
-            ref.append(logp(pmp.canonicalize(z2)))
-        # When C is a whole block, "its own block" and "a new block" are the same
-        # partition; both stay candidates, as eq. 5 lists them.
-        ref = np.array(ref)
-        ref_logp = ref - np.logaddexp.reduce(ref)
+        items, candidates, ref, ref_logp = random_block_move(rng, labels, logp)
         for forced in range(len(candidates)):
             params, stats, data = combine(
                 [pn, pb],

@@ -9,14 +9,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import (
-    exact_log_posterior,
-    fixed_hyper_log_posterior,
-    integrate_log_scale,
-    sample,
-    terms_over_partitions,
-    tv_test,
-)
+from helpers import assert_exact, binary_data, random_block_move, sample
 from scipy.stats import poisson
 
 import pymc_partitions as pmp
@@ -193,18 +186,7 @@ def test_forced_sweep_block_equals_model(case):
     n_checked = 0
     for _ in range(5):
         labels = random_labels(rng, n, case)
-        source = int(rng.integers(labels.max() + 1))
-        members = np.flatnonzero(labels == source)
-        items = np.sort(rng.choice(members, size=int(rng.integers(1, len(members) + 1)),
-                                   replace=False)).astype(np.int64)
-        candidates = np.array(list(range(labels.max() + 1)) + [-1], dtype=np.int64)
-        ref = []
-        for k in candidates:
-            z2 = labels.copy()
-            z2[items] = k if k >= 0 else n + 5
-            ref.append(joint(pmp.canonicalize(z2)))
-        ref = np.array(ref)
-        ref_logp = ref - np.logaddexp.reduce(ref)
+        items, candidates, ref, ref_logp = random_block_move(rng, labels, joint)
         for forced in range(len(candidates)):
             stats = beta_bernoulli.alloc_stats(n, d, bb)
             data = beta_bernoulli.make_data(x)
@@ -327,18 +309,8 @@ def test_support_points_and_pm_sample_assigns_gibbs():
 # --------------------------------------------------------------------------------------
 
 
-def binary_data(n, d, seed):
-    return (np.random.default_rng(seed).random((n, d)) < 0.5).astype(float)
-
-
-def run_exact(model, n, seed, draws=3000):
-    partitions = pmp.set_partitions(n)
-    log_post = fixed_hyper_log_posterior(model, "z", partitions)
-    idata = sample(model, draws=draws, seed=seed)
-    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
-    assert tv < bound, (tv, bound, ess)
-    return idata
+def run_exact(model, seed, draws=2500, grids=None):
+    return assert_exact(model, draws=draws, seed=seed, grids=grids)[1]
 
 
 def test_pitman_yor_exact():
@@ -346,7 +318,7 @@ def test_pitman_yor_exact():
     with pm.Model() as model:
         z = pmp.PitmanYor("z", alpha=0.5, d=0.4, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8, observed=binary_data(n, 3, 61))
-    run_exact(model, n, seed=61)
+    run_exact(model, seed=61)
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -356,7 +328,7 @@ def test_fixed_blocks_exact(k):
     with pm.Model() as model:
         z = pmp.FixedBlocks("z", n=n, k=k)
         pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=1.5, sigma=1.0, observed=Y)
-    idata = run_exact(model, n, seed=70 + k)
+    idata = run_exact(model, seed=70 + k)
     assert np.all(np.asarray(idata["posterior"]["z"].values).max(axis=-1) == k - 1)
 
 
@@ -365,7 +337,7 @@ def test_mfm_exact():
     with pm.Model() as model:
         z = pmp.MFM("z", n=n, gamma=0.8, k_prior=POISSON_PK)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.6, b=0.6, observed=binary_data(n, 3, 81))
-    run_exact(model, n, seed=81)
+    run_exact(model, seed=81)
 
 
 def test_pitman_yor_alpha_sampled_by_nuts():
@@ -374,15 +346,7 @@ def test_pitman_yor_alpha_sampled_by_nuts():
         alpha = pm.Gamma("alpha", 2.0, 2.0)
         z = pmp.PitmanYor("z", alpha=alpha, d=0.3, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 91))
-    partitions = pmp.set_partitions(n)
-    grid = np.linspace(-20.0, 5.0, 1000)
-    prior_term = integrate_log_scale(model, [alpha, z], "alpha_log__", partitions, "z", grid)
-    lik = terms_over_partitions(model, [model["y"]], partitions, "z")
-    log_post = exact_log_posterior(model, "z", [prior_term, lik])
-    idata = sample(model, draws=3000, seed=91)
-    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
-    assert tv < bound, (tv, bound, ess)
+    run_exact(model, seed=91, grids={"alpha_log__": np.linspace(-20.0, 5.0, 1000)})
 
 
 def test_mfm_gamma_sampled_by_nuts():
@@ -391,15 +355,7 @@ def test_mfm_gamma_sampled_by_nuts():
         gamma = pm.Gamma("gamma", 2.0, 2.0)
         z = pmp.MFM("z", n=n, gamma=gamma)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 95))
-    partitions = pmp.set_partitions(n)
-    grid = np.linspace(-12.0, 4.0, 800)
-    prior_term = integrate_log_scale(model, [gamma, z], "gamma_log__", partitions, "z", grid)
-    lik = terms_over_partitions(model, [model["y"]], partitions, "z")
-    log_post = exact_log_posterior(model, "z", [prior_term, lik])
-    idata = sample(model, draws=3000, seed=95)
-    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
-    assert tv < bound, (tv, bound, ess)
+    run_exact(model, seed=95, grids={"gamma_log__": np.linspace(-12.0, 4.0, 800)})
 
 
 # --------------------------------------------------------------------------------------

@@ -6,37 +6,18 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import (
-    exact_log_posterior,
-    fixed_hyper_log_posterior,
-    integrate_log_scale,
-    sample,
-    terms_over_partitions,
-    tv_test,
-)
+from helpers import assert_exact, binary_data, sample
 
 import pymc_partitions as pmp
-from pymc_partitions.distributions.partition import partition_size
 from pymc_partitions.kernels import assign_labels, new_state, split_merge
 from pymc_partitions.kernels.components import beta_bernoulli
 from pymc_partitions.kernels.priors import crp
 from pymc_partitions.kernels.random import counter_uniform
 
 
-def binary_data(n, d, seed):
-    return (np.random.default_rng(seed).random((n, d)) < 0.5).astype(float)
-
-
-def check_exact(model, draws, seed, step_kwargs, log_post=None):
-    partitions = pmp.set_partitions(partition_size(model["z"]))
-    if log_post is None:
-        log_post = fixed_hyper_log_posterior(model, "z", partitions)
+def check_exact(model, draws, seed, step_kwargs, grids=None):
     step = pmp.SplitMerge([model["z"]], model=model, **step_kwargs)
-    idata = sample(model, draws=draws, seed=seed, step=[step])
-    tv, bound, ess = tv_test(idata, "z", partitions, log_post)
-    print(f"TV {tv:.4f} bound {bound:.4f} ESS {ess:.0f} max p {np.exp(log_post).max():.3f}")
-    assert tv < bound, (tv, bound, ess)
-    return idata
+    return assert_exact(model, draws=draws, seed=seed, step=[step], grids=grids)[1]
 
 
 def bernoulli_model(n, seed, alpha=1.0):
@@ -80,19 +61,16 @@ def test_normal_exact(n_gibbs_sweeps):
                 {"n_gibbs_sweeps": n_gibbs_sweeps, "n_proposals": 4 - 3 * n_gibbs_sweeps})
 
 
+ALPHA_GRID = {"alpha_log__": np.linspace(-25.0, 7.0, 1200)}
+
+
 def test_alpha_sampled_by_nuts_exact():
     n = 5
-    Y = binary_data(n, 3, seed=21)
     with pm.Model() as model:
         alpha = pm.Gamma("alpha", 1.0, 1.0)
         z = pmp.CRP("z", alpha=alpha, n=n)
-        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=Y)
-    partitions = pmp.set_partitions(n)
-    grid = np.linspace(-25.0, 7.0, 1200)
-    prior_term = integrate_log_scale(model, [alpha, z], "alpha_log__", partitions, "z", grid)
-    lik = terms_over_partitions(model, [model["y"]], partitions, "z")
-    log_post = exact_log_posterior(model, "z", [prior_term, lik])
-    check_exact(model, 3000, 21, {"n_gibbs_sweeps": 0, "n_proposals": 2}, log_post)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 21))
+    check_exact(model, 3000, 21, {"n_gibbs_sweeps": 0, "n_proposals": 2}, ALPHA_GRID)
 
 
 def irm_model(n, seed, density, a=1.0, b=1.0, sparse=False):
@@ -127,12 +105,7 @@ def test_irm_alpha_sampled_by_nuts_exact():
         alpha = pm.Gamma("alpha", 1.0, 1.0)
         z = pmp.CRP("z", alpha=alpha, n=n)
         pmp.IRM("A", partition=z, observed=(upper | upper.T).astype(float))
-    partitions = pmp.set_partitions(n)
-    grid = np.linspace(-25.0, 7.0, 1200)
-    prior_term = integrate_log_scale(model, [alpha, z], "alpha_log__", partitions, "z", grid)
-    lik = terms_over_partitions(model, [model["A"]], partitions, "z")
-    log_post = exact_log_posterior(model, "z", [prior_term, lik])
-    check_exact(model, 2000, 4, {"n_gibbs_sweeps": 0, "n_proposals": 2}, log_post)
+    check_exact(model, 2000, 4, {"n_gibbs_sweeps": 0, "n_proposals": 2}, ALPHA_GRID)
 
 
 def prior_model(kind, n=6):
@@ -340,27 +313,40 @@ def test_proposal_probabilities_equal_product_of_restricted_conditionals(n_scans
 
 
 def test_common_random_numbers_drive_two_chains_alike():
-    """Same (i, j, key) on two chains whose blocks differ elsewhere: the items they
-    share in S get the same launch assignment and the same uniforms, so from equal
-    states the chains make identical moves."""
-    n = 8
+    """Same (i, j, key) on two chains that agree on the blocks of i and j but are
+    partitioned differently elsewhere: with a CRP prior the restricted conditionals
+    and the acceptance ratio depend on those blocks only, so the counter uniforms
+    (indexed by item, not by position or call order) must give both chains the same
+    outcome and the same new blocks for i, j and S, and leave the rest alone."""
+    n = 9
     model = Model(n, 3, alpha=1.0, a=1.0, b=1.0, seed=8)
     rng = np.random.default_rng(1)
-    for _ in range(10):
-        labels = rng.integers(0, 3, n)
+    seen = set()
+    for _ in range(40):
+        first = rng.integers(0, 3, n)
         i, j = rng.choice(n, 2, replace=False)
+        involved = np.isin(first, [first[i], first[j]])
+        second = first.copy()  # the other items: one block, or all singletons
+        second[~involved] = 10 + (np.arange(n)[~involved] if rng.random() < 0.5 else 0)
         key = int(rng.integers(2**62))
         results = []
-        for _chain in range(2):
-            state, stats = model.state(labels)
-            out = split_merge.split_merge_entry(
+        for labels in (first, second):
+            state, stats = model.state(pmp.canonicalize(labels))
+            outcome, _, log_ratio = split_merge.split_merge_entry(
                 state, model.prior, model.params, stats, model.data, i, j, key, 3,
                 split_merge.RESTRICTED_GIBBS,
                 np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
             )
-            results.append((out, pmp.canonicalize(state.labels)))
+            after = pmp.canonicalize(state.labels)
+            results.append((outcome, log_ratio, after, pmp.canonicalize(after[involved])))
+            if (~involved).any():  # the other items keep their blocks
+                assert np.array_equal(pmp.canonicalize(after[~involved]),
+                                      pmp.canonicalize(labels[~involved]))
         assert results[0][0] == results[1][0]
-        assert np.array_equal(results[0][1], results[1][1])
+        assert results[0][1] == pytest.approx(results[1][1], rel=1e-9, abs=1e-9)
+        assert np.array_equal(results[0][3], results[1][3])
+        seen.add(int(results[0][0]))
+    assert seen >= {split_merge.SPLIT_ACCEPTED, split_merge.MERGE_ACCEPTED}
 
 
 def test_counter_uniforms_are_uniform():

@@ -1,0 +1,191 @@
+"""Negative controls: the exactness harness must FAIL samplers with plausible, subtle
+bugs, and a valid sampler that mixes too slowly to prove anything.
+
+Each control is a sampler written here from the package's kernels with one defect
+(nothing of it is in the package); the matching correct sampler through the same
+code path passes, so the failure is the defect's and not the path's. Each test
+asserts which check of :func:`helpers.judge` catches the defect.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+import pymc as pm
+from helpers import (
+    assert_exact,
+    binary_data,
+    exact_posterior,
+    gibbs_move,
+    judge,
+    kernel_draws,
+    sample,
+)
+from numba import njit
+
+import pymc_partitions as pmp
+from pymc_partitions.kernels import split_merge
+from pymc_partitions.kernels.components import normal, register
+from pymc_partitions.kernels.random import counter_uniform
+
+
+def caught_by(verdict, check):
+    """The verdict failed, and ``check`` ("ESS", "TV" or "|z|") is among its failures."""
+    assert not verdict.passed, verdict.row()
+    assert any(f.startswith(check) for f in verdict.failures), verdict.row()
+
+
+def bernoulli_model(alpha, n=6):
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8, observed=binary_data(n, 3, 6))
+    return model
+
+
+# ------------------------------------------------------------------ wrong target
+
+
+def test_crp_concentration_off_by_a_quarter_is_caught():
+    """Draws of an exact sampler for alpha = 1.25, judged against alpha = 1."""
+    exact = exact_posterior(bernoulli_model(1.0))
+    idata = sample(bernoulli_model(1.25), draws=2500, seed=6)
+    caught_by(judge(exact, idata.posterior["z"].values), "|z|")
+
+
+# ------------------------------------------------------------------ Gibbs: a wrong weight
+
+
+class NoNewBlockNormaliser(NamedTuple):
+    """The Normal component with the bug: a new block's predictive lacks its
+    normaliser -1/2 log(2 pi v_0), so new blocks get sqrt(2 pi v_0) times their
+    weight (1.25 with sigma = 0.3, tau = 0.4)."""
+
+    inner: normal.NormalParams
+
+
+@njit
+def _bad_log_pred(params, stats, data, i, k):
+    value = normal.log_pred(params.inner, stats, data, i, k)
+    if stats.count[k] == 0:
+        value -= params.inner.by_size_lognorm[0]
+    return value
+
+
+@njit
+def _add(params, stats, data, i, k):
+    normal.add(params.inner, stats, data, i, k)
+
+
+@njit
+def _remove(params, stats, data, i, k):
+    normal.remove(params.inner, stats, data, i, k)
+
+
+@njit
+def _refresh(params, stats, k):
+    normal.refresh(params.inner, stats, k)
+
+
+@njit
+def _log_marginal(params, stats, k):
+    return normal.log_marginal(params.inner, stats, k)
+
+
+register(NoNewBlockNormaliser, log_pred=_bad_log_pred, add=_add, remove=_remove,
+         refresh=_refresh, log_marginal=_log_marginal)
+
+
+def small_scale_normal_model():
+    n = 6
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=0.4, sigma=0.3,
+                            observed=np.random.default_rng(2).normal(0.0, 0.4, n))
+    return model
+
+
+def test_gibbs_new_block_weight_without_normaliser_is_caught():
+    model = small_scale_normal_model()
+    exact = exact_posterior(model)
+    # The same kernel path with the correct component passes ...
+    assert judge(exact, kernel_draws(model, gibbs_move, 2500, seed=1)).passed
+    # ... and with the wrong new-block weight fails.
+    draws = kernel_draws(model, gibbs_move, 2500, seed=1, wrap_params=NoNewBlockNormaliser)
+    caught_by(judge(exact, draws), "|z|")
+
+
+# ------------------------------------------------------------------ split-merge: no q
+
+
+N_SCANS = 3
+
+
+def split_merge_move(drop_proposal_term):
+    """One restricted-Gibbs split-merge update (the package's kernel). With
+    ``drop_proposal_term`` the decision uses pi(z')/pi(z) without q: a split's
+    ratio is then lower (log q <= 0), a merge's higher, so the kernel's own
+    decision is kept except for splits it accepted and merges it rejected."""
+    members, origin = None, None
+
+    def move(rng, chain):
+        nonlocal members, origin
+        n = chain.n
+        if members is None:
+            members, origin = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        for _ in range(2):
+            before = chain.labels()
+            i, j = rng.choice(n, 2, replace=False)
+            key = int(rng.integers(2**62))
+            outcome, log_q, log_ratio = split_merge.split_merge_entry(
+                chain.state, chain.prior, chain.params, chain.stats, chain.data, i, j, key,
+                N_SCANS, split_merge.RESTRICTED_GIBBS, members, origin,
+            )
+            if not drop_proposal_term:
+                continue
+            log_u = np.log(counter_uniform(key, (N_SCANS + 2) * n))
+            if outcome == split_merge.SPLIT_ACCEPTED and not log_u < log_ratio + log_q:
+                chain.reload(before)
+            elif outcome == split_merge.MERGE_REJECTED and log_u < log_ratio - log_q:
+                merged = before.copy()
+                merged[merged == before[j]] = before[i]
+                chain.reload(pmp.canonicalize(merged))
+
+    return move
+
+
+def test_split_merge_without_proposal_probability_is_caught():
+    model = bernoulli_model(1.0)
+    exact = exact_posterior(model)
+    assert judge(exact, kernel_draws(model, split_merge_move(False), 2500, seed=3)).passed
+    draws = kernel_draws(model, split_merge_move(True), 2500, seed=3)
+    caught_by(judge(exact, draws), "|z|")
+
+
+# ------------------------------------------------------------------ samplers that do not move
+
+
+def test_sampler_that_never_leaves_its_start_is_caught():
+    model = bernoulli_model(1.0)
+    exact = exact_posterior(model)
+    draws = kernel_draws(model, lambda rng, chain: None, 2500)
+    caught_by(judge(exact, draws), "ESS")
+
+
+def test_valid_but_slow_sampler_fails_the_ess_floor():
+    """A lazy Gibbs sampler (a sweep with probability 0.03, else stay) is exact, but
+    4 x 2500 of its draws hold a few hundred effective ones: the floor refuses to
+    call that evidence, where an ESS-scaled bound alone would just widen."""
+    model = bernoulli_model(1.0)
+    exact = exact_posterior(model)
+
+    def lazy(rng, chain):
+        if rng.random() < 0.03:
+            gibbs_move(rng, chain)
+
+    verdict = judge(exact, kernel_draws(model, lazy, 2500, seed=4))
+    caught_by(verdict, "ESS")
+    assert not any(f.startswith("|z|") for f in verdict.failures)  # not biased, just slow
+
+
+def test_the_correct_sampler_passes_on_the_same_models():
+    """The controls' models and run lengths give the correct pm.sample run a pass."""
+    assert_exact(bernoulli_model(1.0), draws=2500, seed=6)
