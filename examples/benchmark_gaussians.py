@@ -24,7 +24,6 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.linalg import solve_triangular  # noqa: E402
@@ -32,6 +31,7 @@ from scipy.linalg import solve_triangular  # noqa: E402
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, refresh_all  # noqa: E402
 from pymc_partitions.kernels.components import mv_normal, niw, normal  # noqa: E402
 from pymc_partitions.kernels.priors import crp  # noqa: E402
+from _timing import median_time  # noqa: E402
 
 
 def mixture(n, d, n_clusters=10, seed=0, noise=None):
@@ -49,15 +49,6 @@ def correlated(d, rho, scale):
     """scale * AR(1)-type correlation matrix rho^|i-j| (dense, positive definite)."""
     idx = np.arange(d)
     return scale * rho ** np.abs(idx[:, None] - idx[None, :])
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def bench(params, stats, data, labels, alpha, repeats, burn_in):

@@ -22,6 +22,7 @@ from pymc_partitions.datasets import nguyen_synthetic
 from pymc_partitions.kernels import assign_labels, gibbs, new_state
 from pymc_partitions.kernels.components import normal
 from pymc_partitions.kernels.priors import crp
+from _timing import median_time
 
 
 def synthetic_nguyen(n=300, seed=0):
@@ -44,15 +45,6 @@ CASES = [
     ("10 clusters", lambda: mixture(10_000, 10), 1.0, 4.0, 1.0, 21, 20),
     ("10 clusters", lambda: mixture(100_000, 2), 1.0, 4.0, 1.0, 7, 10),
 ]
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def bench_sweep(x, alpha, tau, sigma, repeats, burn_in):

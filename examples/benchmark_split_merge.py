@@ -11,13 +11,12 @@ involved, so the ratio is reported per data set with its number of blocks K; the
 worst case (every item in one block, |S| = N - 2) is printed too.
 """
 
-import time
-
 import numpy as np
 
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.priors import crp
+from _timing import median_time
 
 
 def gaussian_case(n, d, n_clusters, seed=0):
@@ -41,15 +40,6 @@ CASES = [
     ("Gaussian, 4 clusters", lambda: gaussian_case(1000, 2, 4)),
     ("Bernoulli, 5 clusters", lambda: bernoulli_case(1000, 20, 5)),
 ]
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def bench(params, stats, data, start_one_block, repeats=400):

@@ -36,6 +36,7 @@ import numpy as np
 from pymc_partitions.datasets import jain_neal_bernoulli
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge, summarise
 from pymc_partitions.kernels.components import beta_bernoulli
+from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.priors import crp
 
 # Herlau et al. (2016), Table 2: IAT per iteration, mean (their bracketed figure).
@@ -72,15 +73,16 @@ class Chain:
         self.gibbs(50)
 
     def gibbs(self, sweeps=1):
-        gibbs.run_sweeps(int(self.seeds.integers(2**32)), sweeps, self.state, self.prior,
-                         self.params, self.stats, self.data, self.log_w, self.order)
+        check_item(gibbs.run_sweeps(int(self.seeds.integers(2**32)), sweeps, self.state,
+                                    self.prior, self.params, self.stats, self.data, self.log_w,
+                                    self.order), "Gibbs")
 
     def split_merge(self):
-        split_merge.run_split_merge(
-            int(self.seeds.integers(2**32)), 1, 5, split_merge.RESTRICTED_GIBBS, 1, self.state, self.prior,
-            self.params, self.stats, self.data, self.log_w, self.order, self.members,
+        check_item(split_merge.run_split_merge(
+            int(self.seeds.integers(2**32)), 1, 5, split_merge.RESTRICTED_GIBBS, 1, self.state,
+            self.prior, self.params, self.stats, self.data, self.log_w, self.order, self.members,
             self.origin, self.outcomes,
-        )
+        ), "split-merge")
 
     def record(self, watched):
         _, largest, _ = summarise(self.state, self.prior, self.params, self.stats,

@@ -53,7 +53,12 @@ from pymc_partitions.distributions import (
     partition_summaries,
 )
 from pymc_partitions.partitions import canonicalize, set_partitions
-from pymc_partitions.step_methods import Gibbs, PartitionModelError, SplitMerge
+from pymc_partitions.step_methods import (
+    Gibbs,
+    ImpossibleConditionalError,
+    PartitionModelError,
+    SplitMerge,
+)
 
 __version__ = "0.1.0"
 
@@ -88,6 +93,7 @@ __all__ = [
     "KMeansEnergy",
     # step methods
     "Gibbs",
+    "ImpossibleConditionalError",
     "PartitionModelError",
     "SplitMerge",
     # analysis

@@ -22,6 +22,7 @@ from pymc_partitions.distributions.partition import (
     ConstraintComponent,
     PartitionPrior,
     PartitionPriorRV,
+    batched_draws,
     labels_in_range,
 )
 from pymc_partitions.distributions.priors import constant_n, size_stats
@@ -324,14 +325,11 @@ class ProperColoringRV(PartitionPriorRV):
 
     @classmethod
     def rng_fn(cls, rng, edges, q, n, size):
-        n = int(np.asarray(n).ravel()[0])
         q = int(np.asarray(q).ravel()[0])
         edges = np.asarray(edges, dtype=np.int64)
         edges = edges.reshape(-1, *edges.shape[-2:])[0] if edges.ndim > 2 else edges
-        batch = tuple(size) if size is not None else ()
-        count = int(np.prod(batch)) if batch else 1
-        out = np.stack([coloring_draw(rng, edges, q, n) for _ in range(count)])
-        return out.reshape(batch + (n,))
+        # Constants, not batched: one draw per entry of size.
+        return batched_draws(lambda n: coloring_draw(rng, edges, q, n), n, size)
 
 
 proper_coloring = ProperColoringRV()

@@ -172,16 +172,27 @@ class CRPRV(PartitionPriorRV):
     @classmethod
     def rng_fn(cls, rng, alpha, n, size):
         alpha = np.asarray(alpha, dtype=np.float64)
-        n = int(np.asarray(n).ravel()[0])  # broadcast with alpha's batch; one value
-        batch = tuple(size) if size is not None else alpha.shape
-        alpha = np.broadcast_to(alpha, batch)
-        out = np.empty(batch + (n,), dtype=np.int64)
-        for idx in np.ndindex(*batch):
-            out[idx] = crp_draw(rng, float(alpha[idx]), n)
-        return out
+        return batched_draws(lambda n, a: crp_draw(rng, float(a), n), n, size, alpha)
 
 
 crp = CRPRV()
+
+
+def batched_draws(draw, n, size, *params):
+    """Partitions for a batch of parameter values: int64, shape ``batch + (n,)``.
+
+    ``batch`` is ``size`` or, without it, the broadcast shape of ``params``; entry
+    ``idx`` is ``draw(n, *(p[idx] for p in params))``, the params broadcast to the
+    batch, drawn in C order. ``n`` may come broadcast with the params; one value is
+    used. Shared by the ``rng_fn`` of every partition prior.
+    """
+    n = int(np.asarray(n).ravel()[0])
+    batch = tuple(size) if size is not None else np.broadcast_shapes(*map(np.shape, params))
+    params = [np.broadcast_to(p, batch) for p in params]
+    out = np.empty(batch + (n,), dtype=np.int64)
+    for idx in np.ndindex(*batch):
+        out[idx] = draw(n, *[p[idx] for p in params])
+    return out
 
 
 def crp_draw(rng, alpha, n):

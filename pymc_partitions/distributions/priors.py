@@ -17,6 +17,7 @@ from pymc.distributions.dist_math import check_parameters
 from pymc_partitions.distributions.partition import (
     PartitionPrior,
     PartitionPriorRV,
+    batched_draws,
     block_sizes,
     labels_in_range,
 )
@@ -51,10 +52,6 @@ def size_stats(labels):
     sizes = block_sizes(pt.clip(labels, 0, n_items - 1), n_items)
     occupied = sizes > 0
     return sizes, occupied, pt.sum(occupied)
-
-
-def _batch(size, *params):
-    return tuple(size) if size is not None else np.broadcast_shapes(*[np.shape(p) for p in params])
 
 
 def sequential_draw(rng, n, join_weight, new_weight):
@@ -110,16 +107,13 @@ class PitmanYorRV(_SizeOnlyRV):
 
     @classmethod
     def rng_fn(cls, rng, alpha, d, n, size):
-        n = int(np.asarray(n).ravel()[0])
-        batch = _batch(size, alpha, d)
-        alpha, d = np.broadcast_to(alpha, batch), np.broadcast_to(d, batch)
-        out = np.empty(batch + (n,), dtype=np.int64)
-        for idx in np.ndindex(*batch):
-            a, dd = float(alpha[idx]), float(d[idx])
-            out[idx] = sequential_draw(
+        def draw(n, a, dd):
+            a, dd = float(a), float(dd)
+            return sequential_draw(
                 rng, n, lambda s, K: s - dd, lambda K: (a + K * dd) if K > 0 else 1.0
             )
-        return out
+
+        return batched_draws(draw, n, size, alpha, d)
 
 
 pitman_yor = PitmanYorRV()
@@ -235,13 +229,7 @@ class FixedBlocksRV(_SizeOnlyRV):
 
     @classmethod
     def rng_fn(cls, rng, k, n, size):
-        n = int(np.asarray(n).ravel()[0])
-        batch = _batch(size, k)
-        k = np.broadcast_to(k, batch)
-        out = np.empty(batch + (n,), dtype=np.int64)
-        for idx in np.ndindex(*batch):
-            out[idx] = fixed_blocks_draw(rng, int(k[idx]), n)
-        return out
+        return batched_draws(lambda n, k: fixed_blocks_draw(rng, int(k), n), n, size, k)
 
 
 fixed_blocks = FixedBlocksRV()
@@ -458,18 +446,12 @@ class MFMRV(_SizeOnlyRV):
 
     @classmethod
     def rng_fn(cls, rng, gamma, log_pk, n, size):
-        n = int(np.asarray(n).ravel()[0])
         log_pk = np.asarray(log_pk, dtype=np.float64)
         if log_pk.ndim > 1:
             log_pk = log_pk.reshape(-1, log_pk.shape[-1])[0]  # a constant: one vector
-        batch = _batch(size, gamma)
-        gamma = np.broadcast_to(gamma, batch)
-        out = np.empty(batch + (n,), dtype=np.int64)
         p_k = np.exp(log_pk)
         p_k /= p_k.sum()
-        for idx in np.ndindex(*batch):
-            out[idx] = mfm_draw(rng, float(gamma[idx]), p_k, n)
-        return out
+        return batched_draws(lambda n, g: mfm_draw(rng, float(g), p_k, n), n, size, gamma)
 
 
 def mfm_draw(rng, gamma, p_k, n):

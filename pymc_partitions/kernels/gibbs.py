@@ -36,14 +36,21 @@ from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
 from pymc_partitions.kernels.components import add, log_pred, remove
 from pymc_partitions.kernels.priors import log_prior_pred
-from pymc_partitions.kernels.state import close_slot, sample_log_weights, top_free_slot
+from pymc_partitions.kernels.state import (
+    NO_CHOICE,
+    close_slot,
+    sample_log_weights,
+    top_free_slot,
+)
 
 
 @primitive
 def update_item(state, prior_params, params, stats, data, i, u, log_w):
     """Reassign item ``i`` by its full conditional, using the uniform ``u``.
 
-    ``log_w`` is (n + 1,) float64 scratch. Returns the slot item i now occupies.
+    ``log_w`` is (n + 1,) float64 scratch. Returns the slot item i now occupies, or
+    ``NO_CHOICE`` (-1) if no block has positive weight (every log weight -inf, or a
+    NaN): item i is then put back into its block, so the state stays as it was.
     """
     sizes, active, counts = state.sizes, state.active, state.counts
     # 1. Take item i out of its block. An emptied block's slot goes to the top of
@@ -66,11 +73,15 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
     )
     # 3. Draw the block and put item i into it.
     a, _ = sample_log_weights(log_w, n_active + 1, u)
-    k = open_new_block(state, params, stats) if a == n_active else active[a]
+    if a == NO_CHOICE:
+        # Undo step 1; a closed k_old is still the top free slot, so it reopens.
+        k = open_new_block(state, params, stats) if sizes[k_old] == 0 else k_old
+    else:
+        k = open_new_block(state, params, stats) if a == n_active else active[a]
     add(params, stats, data, i, k)
     sizes[k] += 1
     state.labels[i] = k
-    return k
+    return k if a != NO_CHOICE else NO_CHOICE
 
 
 @entry
@@ -80,11 +91,18 @@ def run_sweeps(seed, n_sweeps, state, prior_params, params, stats, data, log_w, 
     Each sweep visits the items in a fresh uniformly random order. ``log_w``:
     (n + 1,) float64 scratch; ``order``: (n,) int64 scratch holding a permutation
     of 0..n-1.
+
+    Returns -1, or the item whose full conditional had no block of positive weight
+    (see :func:`update_item`); the sweeps stop there, the state a valid partition.
+    Callers must raise (``pymc_partitions.kernels.errors.check_item``).
     """
     np.random.seed(seed)
     for _ in range(n_sweeps):
         np.random.shuffle(order)
         for t in range(order.shape[0]):
-            update_item(
-                state, prior_params, params, stats, data, order[t], np.random.random(), log_w
-            )
+            i = order[t]
+            if update_item(
+                state, prior_params, params, stats, data, i, np.random.random(), log_w
+            ) == NO_CHOICE:
+                return i
+    return -1

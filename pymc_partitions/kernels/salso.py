@@ -146,6 +146,25 @@ def _shuffle(order, count):
 
 
 @primitive
+def _allocate(
+    items, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+    max_blocks, loss,
+):
+    """Sequential allocation: add ``items[:count]`` (int64, unallocated) one at a time,
+    each to its best block given those added before; returns ``loss`` plus their
+    deltas. Used for the initial partition and for the zealous updates' re-allocation."""
+    for t in range(count):
+        i = items[t]
+        k, v, _ = _choose(
+            i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+            max_blocks,
+        )  # fmt: skip
+        _add(i, k, c, size, labels_t, cnt, kind)
+        loss += v
+    return loss
+
+
+@primitive
 def _sweeten(
     kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order, max_blocks,
     max_scans, loss,
@@ -209,14 +228,10 @@ def salso_run(
         for t in range(n):
             order[t] = t
         _shuffle(order, n)
-        for t in range(n):
-            i = order[t]
-            k, v, _ = _choose(
-                i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
-                max_blocks,
-            )  # fmt: skip
-            _add(i, k, c, size, labels_t, cnt, kind)
-            loss += v
+        loss = _allocate(
+            order, n, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+            max_blocks, loss,
+        )  # fmt: skip
     else:
         for i in range(n):
             k = np.random.randint(0, max_blocks)
@@ -255,14 +270,10 @@ def salso_run(
                 i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab
             )
         _shuffle(members, count)
-        for t in range(count):
-            i = members[t]
-            k, v, _ = _choose(
-                i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
-                max_blocks,
-            )  # fmt: skip
-            _add(i, k, c, size, labels_t, cnt, kind)
-            loss += v
+        loss = _allocate(
+            members, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab,
+            acc, max_blocks, loss,
+        )  # fmt: skip
         loss = _sweeten(
             kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
             max_blocks, max_scans, loss,

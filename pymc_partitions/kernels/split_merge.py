@@ -36,7 +36,9 @@ is split in z: that is what makes each launch a valid MH kernel (Jain & Neal
 §3.1). If both restricted weights of an item are zero (a constraint such as a
 proper colouring forbids both blocks), an intermediate scan leaves it in place,
 and a final scan that meets it abandons the split: its forced reverse would have
-probability zero, so no flow is lost either way.
+probability zero, so no flow is lost either way. A NaN weight or log joint is an
+error, not a rejection: the update restores the state and returns ``FAILED``
+(``run_split_merge`` returns the item i, the single-update entries raise).
 
 Randomness: every decision is ``counter_uniform(key, c)`` with c = h for item h's
 launch block, (s + 1) n + h in scan s (the final scan is s = t) and (t + 2) n for
@@ -55,12 +57,16 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import log_joint, move_item, open_new_block
 from pymc_partitions.kernels.components import add, log_pred, remove
+from pymc_partitions.kernels.errors import NAN_SPLIT_MERGE_MESSAGE
 from pymc_partitions.kernels.gibbs import update_item
 from pymc_partitions.kernels.priors import log_prior_pred
 from pymc_partitions.kernels.random import counter_uniform
+from pymc_partitions.kernels.state import NO_CHOICE
 
 # Outcomes of one update (``split_merge_update``'s return value).
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
+# A NaN restricted weight or log joint: the state is restored, nothing is counted.
+FAILED = 4
 # Proposals.
 RESTRICTED_GIBBS, RANDOM, SEQUENTIAL = 0, 1, 2
 LOG_HALF = np.log(0.5)
@@ -73,16 +79,16 @@ def restricted_choice(state, prior_params, params, stats, data, h, ka, kb, u, fo
 
     ``force``: -1 to draw with the uniform ``u``; 0 or 1 to put h into ``ka`` or
     ``kb``. Returns ``(1 if h went to kb else 0, log probability of that choice)``;
-    the log probability is -inf when both blocks have zero weight (h then goes to
-    ``k_stay`` unless forced).
+    the log probability is -inf when both blocks have zero weight, NaN when a weight
+    is NaN (h then goes to ``k_stay`` unless forced).
     """
     sizes = state.sizes
     n_blocks = state.counts[0]
     la = log_prior_pred(prior_params, sizes[ka], n_blocks) + log_pred(params, stats, data, h, ka)
     lb = log_prior_pred(prior_params, sizes[kb], n_blocks) + log_pred(params, stats, data, h, kb)
-    if la == -np.inf and lb == -np.inf:
+    if (la == -np.inf and lb == -np.inf) or la != la or lb != lb:
         in_b = (1 if k_stay == kb else 0) if force < 0 else force
-        log_p = -np.inf
+        log_p = la + lb  # -inf, or NaN if either is NaN
     else:
         top = max(la, lb)
         log_total = top + np.log(np.exp(la - top) + np.exp(lb - top))
@@ -164,7 +170,10 @@ def collect_members(labels, ka, kb, i, j, members):
 def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
            key, n_scans, n):
     """Build the launch state in slots ka (holding i) and kb (holding j): each item
-    of S to kb with probability 1/2, then ``n_scans`` restricted Gibbs scans."""
+    of S to kb with probability 1/2, then ``n_scans`` restricted Gibbs scans.
+
+    Returns 0.0, or NaN if a restricted weight was NaN (add it to the log q)."""
+    nan_seen = 0.0
     for a in range(n_members):
         h = members[a]
         k = kb if counter_uniform(key, h) < 0.5 else ka
@@ -173,8 +182,11 @@ def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
     for s in range(n_scans):
         for a in range(n_members):
             h = members[a]
-            restricted_update(state, prior_params, params, stats, data, h, ka, kb,
-                              counter_uniform(key, (s + 1) * n + h), -1)
+            _, log_p = restricted_update(state, prior_params, params, stats, data, h, ka, kb,
+                                         counter_uniform(key, (s + 1) * n + h), -1)
+            if log_p != log_p:
+                nan_seen = np.nan
+    return nan_seen
 
 
 @primitive
@@ -185,7 +197,8 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     proposal : ``RESTRICTED_GIBBS``, ``RANDOM`` or ``SEQUENTIAL``.
     members, origin : (n,) int64 scratch. Returns ``(outcome, log_q, log_ratio)``:
     outcome one of ``SPLIT_REJECTED``, ``SPLIT_ACCEPTED``, ``MERGE_REJECTED``,
-    ``MERGE_ACCEPTED``; log_q the log probability of the restricted-Gibbs split
+    ``MERGE_ACCEPTED``, or ``FAILED`` (a NaN weight or log joint; the state is
+    restored); log_q the log probability of the restricted-Gibbs split
     (the proposal for a split, the forced reverse for a merge); log_ratio the log
     Metropolis-Hastings ratio (-inf when the move is impossible).
     """
@@ -208,10 +221,9 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
                    key, 0, n)
             log_q = n_members * LOG_HALF
         else:
-            launch(state, prior_params, params, stats, data, members, n_members, ki, k2,
-                   key, n_scans, n)
             # Final restricted scan: the proposal and its probability (eqs. 15-16).
-            log_q = 0.0
+            log_q = launch(state, prior_params, params, stats, data, members, n_members, ki,
+                           k2, key, n_scans, n)
             for a in range(n_members):
                 h = members[a]
                 _, log_p = restricted_update(
@@ -220,7 +232,7 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
                 )
                 log_q += log_p
         log_after = log_joint(state, prior_params, params, stats)
-        log_ratio = log_after - log_before - log_q if log_q > -np.inf else -np.inf
+        log_ratio = log_after - log_before - log_q if log_q != -np.inf else -np.inf
         if np.log(u_accept) < log_ratio:
             return SPLIT_ACCEPTED, log_q, log_ratio
         # Reject: everything in k2 goes back to ki.
@@ -229,7 +241,7 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
             h = members[a]
             if labels[h] == k2:
                 move_item(state, params, stats, data, h, ki)
-        return SPLIT_REJECTED, log_q, log_ratio
+        return (SPLIT_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
     # --- Merge -------------------------------------------------------------------
     n_members = collect_members(labels, ki, kj, i, j, members)
     if proposal == SEQUENTIAL:
@@ -243,11 +255,10 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     elif proposal == RANDOM:
         log_q = n_members * LOG_HALF
     else:
-        launch(state, prior_params, params, stats, data, members, n_members, ki, kj,
-               key, n_scans, n)
         # Forced scan from the launch state back to z: the reverse split's
         # probability (eqs. 13-14). It leaves the state equal to z.
-        log_q = 0.0
+        log_q = launch(state, prior_params, params, stats, data, members, n_members, ki, kj,
+                       key, n_scans, n)
         for a in range(n_members):
             _, log_p = restricted_update(
                 state, prior_params, params, stats, data, members[a], ki, kj, 0.0, origin[a]
@@ -259,7 +270,7 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
             move_item(state, params, stats, data, members[a], ki)
     move_item(state, params, stats, data, j, ki)  # kj is freed
     log_after = log_joint(state, prior_params, params, stats)
-    log_ratio = log_after - log_before + log_q if log_q > -np.inf else -np.inf
+    log_ratio = log_after - log_before + log_q if log_q != -np.inf else -np.inf
     if np.log(u_accept) < log_ratio:
         return MERGE_ACCEPTED, log_q, log_ratio
     # Reject: restore kj (j and its original members) in a fresh slot.
@@ -268,7 +279,7 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     for a in range(n_members):
         if origin[a] == 1:
             move_item(state, params, stats, data, members[a], k2)
-    return MERGE_REJECTED, log_q, log_ratio
+    return (MERGE_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
 
 
 @entry
@@ -282,6 +293,10 @@ def run_split_merge(seed, n_proposals, n_scans, proposal, n_gibbs_sweeps, state,
     for its counter-based uniforms. outcomes : (4,) int64, incremented at the index
     of each update's outcome (``SPLIT_REJECTED`` ... ``MERGE_ACCEPTED``).
     log_w (n + 1,) float64, order, members, origin (n,) int64: scratch.
+
+    Returns -1, or the item whose update failed (an update's i when it returned
+    ``FAILED``, a Gibbs item with no block of positive weight); the run stops there
+    with the state a valid partition. Callers must raise (``errors.check_item``).
     """
     np.random.seed(seed)
     n = order.shape[0]
@@ -292,24 +307,43 @@ def run_split_merge(seed, n_proposals, n_scans, proposal, n_gibbs_sweeps, state,
             j += 1
         key = np.random.randint(0, 2**62)
         outcome, _, _ = split_merge_update(state, prior_params, params, stats, data, i, j, key,
-                                     n_scans, proposal, members, origin)
+                                           n_scans, proposal, members, origin)
+        if outcome == FAILED:
+            return i
         outcomes[outcome] += 1
     for _ in range(n_gibbs_sweeps):
         np.random.shuffle(order)
         for t in range(n):
-            update_item(state, prior_params, params, stats, data, order[t],
-                        np.random.random(), log_w)
+            h = order[t]
+            if update_item(state, prior_params, params, stats, data, h,
+                           np.random.random(), log_w) == NO_CHOICE:
+                return h
+    return -1
 
 
 @entry
 def split_merge_entry(state, prior_params, params, stats, data, i, j, key, n_scans,
                       proposal, members, origin):
-    """Entry point for one :func:`split_merge_update` from Python (tests, coupled chains)."""
-    return split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
-                              proposal, members, origin)
+    """Entry point for one :func:`split_merge_update` from Python (tests, coupled chains).
+
+    Raises ``ValueError`` (state restored) instead of returning ``FAILED``.
+    """
+    outcome, log_q, log_ratio = split_merge_update(state, prior_params, params, stats, data,
+                                                   i, j, key, n_scans, proposal, members,
+                                                   origin)
+    if outcome == FAILED:
+        raise ValueError(NAN_SPLIT_MERGE_MESSAGE)
+    return outcome, log_q, log_ratio
 
 
 @entry
 def restricted_update_entry(state, prior_params, params, stats, data, h, ka, kb, u, force):
-    """Entry point for :func:`restricted_update` from Python (tests)."""
-    return restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, force)
+    """Entry point for :func:`restricted_update` from Python (tests).
+
+    Raises ``ValueError`` when a weight is NaN (h then stays in its slot unless forced).
+    """
+    in_b, log_p = restricted_update(state, prior_params, params, stats, data, h, ka, kb, u,
+                                    force)
+    if log_p != log_p:
+        raise ValueError(NAN_SPLIT_MERGE_MESSAGE)
+    return in_b, log_p

@@ -13,6 +13,9 @@ import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
 
+# Returned in place of an index by samplers that find no admissible choice.
+NO_CHOICE = -1
+
 
 class PartitionState(NamedTuple):
     """The partition; every field is an int64 array.
@@ -131,6 +134,9 @@ def sample_log_weights(log_w, m, u):
     index)``. Inverse-CDF sampling, so one uniform per draw: two chains fed the
     same uniforms make the same choice whenever their weights agree. One pass of
     exponentials; ``log_w[:m]`` is overwritten with the unnormalised weights.
+
+    Returns ``(-1, nan)`` when there is no distribution to draw from: every weight
+    is -inf, or one is NaN or +inf. Callers must check (see :data:`NO_CHOICE`).
     """
     top = -np.inf
     for a in range(m):
@@ -141,6 +147,10 @@ def sample_log_weights(log_w, m, u):
         w = np.exp(log_w[a] - top)
         log_w[a] = w
         total += w
+    # All -inf gives exp(-inf + inf) = NaN, as do a NaN and a +inf weight: one test
+    # on the total catches every impossible case without another pass.
+    if not total > 0.0:
+        return NO_CHOICE, np.nan
     target = u * total
     acc = 0.0
     chosen = -1

@@ -30,14 +30,20 @@ log_w : (m,) float64
     Scratch.
 
 Returns ``(index, log pi_index, slot)``: the chosen candidate's index, its log
-probability under eq. 5 and the slot C now occupies.
+probability under eq. 5 and the slot C now occupies. When no candidate has positive
+weight (every log q is -inf, or one is NaN) C goes back where it was and the index
+is ``NO_CHOICE`` (-1); ``sweep_block_entry`` then raises :class:`ValueError`.
 """
+
+import numpy as np
 
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
 from pymc_partitions.kernels.components import add, log_pred, remove
+from pymc_partitions.kernels.errors import NO_CANDIDATE_MESSAGE
 from pymc_partitions.kernels.priors import log_prior_block
 from pymc_partitions.kernels.state import (
+    NO_CHOICE,
     close_slot,
     log_sum_exp,
     sample_log_weights,
@@ -90,10 +96,18 @@ def sweep_block(state, prior_params, params, stats, data, items, candidates, for
     if forced < 0:
         chosen, log_p = sample_log_weights(log_w, m, u)
     else:
-        chosen = forced
-        log_p = log_w[chosen] - log_sum_exp(log_w, m)
-    # 4. Put C into the chosen block.
-    k = candidates[chosen]
+        log_total = log_sum_exp(log_w, m)
+        # -inf: no candidate possible; NaN: a NaN weight (log_sum_exp propagates it).
+        chosen = forced if log_total > -np.inf else NO_CHOICE
+        log_p = log_w[forced] - log_total
+    # 4. Put C into the chosen block; with no choice, back into k_from (still the
+    #    top free slot if it was closed), or leave it unassigned.
+    if chosen == NO_CHOICE:
+        k = k_from
+        if k < 0:
+            return NO_CHOICE, np.nan, k
+    else:
+        k = candidates[chosen]
     if k < 0 or sizes[k] == 0:
         k = open_new_block(state, params, stats)
     for j in range(items.shape[0]):
@@ -105,5 +119,13 @@ def sweep_block(state, prior_params, params, stats, data, items, candidates, for
 
 @entry
 def sweep_block_entry(state, prior_params, params, stats, data, items, candidates, forced, u, log_w):
-    """Entry point for :func:`sweep_block` from Python (moves inline the primitive)."""
-    return sweep_block(state, prior_params, params, stats, data, items, candidates, forced, u, log_w)
+    """Entry point for :func:`sweep_block` from Python (moves inline the primitive).
+
+    Raises ``ValueError`` (state unchanged) when no candidate has positive weight.
+    """
+    chosen, log_p, k = sweep_block(
+        state, prior_params, params, stats, data, items, candidates, forced, u, log_w
+    )
+    if chosen == NO_CHOICE:
+        raise ValueError(NO_CANDIDATE_MESSAGE)
+    return chosen, log_p, k

@@ -56,11 +56,16 @@ class PartitionStep(ChainSetup, BlockedStep):
             return Competence.COMPATIBLE
         return Competence.INCOMPATIBLE
 
+    #: What :meth:`move` does, for error messages ("during a Gibbs sweep").
+    move_description = "the move"
+
     def move(self, seed, chain, prior_params, params, stats, data):  # pragma: no cover
         """Run the move on ``chain`` (a :class:`ChainState`) with numba seeded by ``seed``.
 
-        Returns a dict of extra sampler stats (declared in ``stats_dtypes_shapes``)
-        or None.
+        Returns ``(failed, extra)``: ``failed`` the item the kernel reported as having
+        no block of positive probability (-1: none; see
+        :mod:`pymc_partitions.kernels.errors`), ``extra`` a dict of extra sampler stats
+        (declared in ``stats_dtypes_shapes``) or None.
         """
         raise NotImplementedError
 
@@ -75,7 +80,12 @@ class PartitionStep(ChainSetup, BlockedStep):
             )
         params, stats, data = target.kernel_args(chain, values, per_lik)
         seed = int(self.rng.integers(2**32))
-        move_stats = self.move(seed, chain, prior_params, params, stats, data)
+        failed, move_stats = self.move(seed, chain, prior_params, params, stats, data)
+        if failed >= 0:
+            # The kernel state is a valid partition but a part-done move: reload the
+            # point's labels should sampling go on.
+            self._chain = None
+            raise target.impossible_conditional(int(failed), values, self.move_description)
         n_blocks, largest, log_joint = summarise(
             chain.state, prior_params, params, stats, chain.labels, chain.scratch
         )

@@ -44,6 +44,7 @@ class Gibbs(PartitionStep):
     """
 
     name = "partition_gibbs"
+    move_description = "a Gibbs sweep"
 
     def __init__(self, vars, n_sweeps=1, **kwargs):
         if int(n_sweeps) != n_sweeps or n_sweeps < 1:
@@ -58,8 +59,8 @@ class Gibbs(PartitionStep):
         return Competence.INCOMPATIBLE
 
     def move(self, seed, chain, prior_params, params, stats, data):
-        gibbs.run_sweeps(
+        failed = gibbs.run_sweeps(
             seed, self.n_sweeps, chain.state, prior_params, params, stats, data,
             chain.log_w, chain.order,
         )
-        return None
+        return failed, None

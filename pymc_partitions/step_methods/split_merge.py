@@ -76,6 +76,7 @@ class SplitMerge(PartitionStep):
     """
 
     name = "partition_split_merge"
+    move_description = "a split-merge update or its Gibbs sweeps"
     stats_dtypes_shapes = {
         **PartitionStep.stats_dtypes_shapes,
         "split_proposed": (np.int64, []),
@@ -112,13 +113,13 @@ class SplitMerge(PartitionStep):
     def move(self, seed, chain, prior_params, params, stats, data):
         outcomes = self._outcomes
         outcomes[:] = 0
-        split_merge.run_split_merge(
+        failed = split_merge.run_split_merge(
             seed, self.n_proposals, self.n_restricted_scans, PROPOSALS[self.proposal],
             self.n_gibbs_sweeps, chain.state, prior_params, params, stats, data,
             chain.log_w, chain.order, self._members, self._origin, outcomes,
         )
         rejected_split, accepted_split, rejected_merge, accepted_merge = (int(c) for c in outcomes)
-        return {
+        return failed, {
             "split_proposed": rejected_split + accepted_split,
             "split_accepted": accepted_split,
             "merge_proposed": rejected_merge + accepted_merge,

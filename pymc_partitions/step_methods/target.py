@@ -27,6 +27,7 @@ from pymc_partitions.distributions.partition import (
 )
 from pymc_partitions.kernels import assign_labels, new_state, refresh_all
 from pymc_partitions.kernels.components import combine
+from pymc_partitions.kernels.errors import CHECK_HINT, ImpossibleConditionalError
 
 
 class PartitionModelError(ValueError):
@@ -187,6 +188,34 @@ class PartitionTarget:
         self._params = (prior_params, per_lik)
         return values, prior_params, per_lik
 
+    def impossible_conditional(self, item, values, move):
+        """The :class:`ImpossibleConditionalError` for a kernel that found no block of
+        positive probability for ``item`` at hyperparameter ``values`` during ``move``
+        (a phrase, e.g. "a Gibbs sweep")."""
+        prior = _display_name(self.prior_op)
+        hypers = ", ".join(
+            f"{name} = {_short(value)}"
+            for name, value in zip(self.prior_op.hyper_names, values[: self.n_prior_hypers])
+        )
+        liks, pos = [], self.n_prior_hypers
+        for lik, count in zip(self.likelihoods, self.hyper_counts):
+            vals = values[pos : pos + count]
+            pos += count
+            named = ", ".join(
+                f"{name} = {_short(v)}" for name, v in zip(lik.owner.op.hyper_names, vals)
+            )
+            liks.append(f"'{lik.name}' (pmp.{_display_name(lik.owner.op)}: {named})")
+        observed = "; ".join(liks) if liks else "none (the prior is the target)"
+        if self.constraint is not None:
+            observed += f"; the support constraint of pmp.{prior}"
+        return ImpossibleConditionalError(
+            f"{self.step_name}: partition '{self.rv.name}' (prior pmp.{prior}: {hypers}), "
+            f"item {item}: during {move}, every block had probability zero (all log weights "
+            f"-inf, or a NaN), so the item's conditional cannot be sampled. Likelihoods "
+            f"observed on '{self.rv.name}': {observed}. {CHECK_HINT}",
+            item,
+        )
+
     def validate_labels(self, labels):
         """Check labels coming from the point (e.g. ``initvals``); return them as int64."""
         where = f"Partition '{self.rv.name}' (from the starting point: check initvals)"
@@ -224,6 +253,18 @@ class PartitionTarget:
             refresh_all(chain.state, params, chain.stats)
             chain.hyper_values = values
         return params, chain.stats, data
+
+
+def _display_name(op):
+    name = getattr(op, "_print_name", None)
+    return name[0] if name else type(op).__name__
+
+
+def _short(value):
+    value = np.asarray(value)
+    if value.size > 6:
+        return f"array of shape {value.shape}"
+    return np.array2string(value, precision=4) if value.ndim else f"{float(value):.4g}"
 
 
 def _same(values, other):

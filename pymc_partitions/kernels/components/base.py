@@ -15,6 +15,7 @@ their log densities add.
 
 from typing import Any, Callable, NamedTuple
 
+import numpy as np
 from numba.extending import overload
 
 from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_impl
@@ -34,6 +35,42 @@ _REGISTRY: dict[type, ComponentFunctions] = {}
 def register(params_class, *, log_pred, add, remove, refresh, log_marginal):
     """Register a component's njit primitives for its params record class."""
     _REGISTRY[params_class] = ComponentFunctions(log_pred, add, remove, refresh, log_marginal)
+
+
+def row_data(x):
+    """Data tuple ``(x,)`` from an (N, D) float array (C-contiguous float64): the data
+    of every component whose items are rows of one real matrix (the Gaussian family,
+    k-means energy)."""
+    return (np.ascontiguousarray(x, dtype=np.float64),)
+
+
+def alloc_slots(stats_class, n_slots, *tails, extra=(), dtypes=None, params=None,
+                refresh=None):
+    """A component's statistics for ``n_slots`` empty slots.
+
+    ``stats_class`` is the component's stats ``NamedTuple``; its first field is the
+    (n_slots,) int64 item count, then one zero-filled array of shape
+    ``(n_slots, *tail)`` per entry of ``tails`` (float64 unless ``dtypes`` maps the
+    field's name to another dtype), then the ``extra`` fields as given (arrays that
+    are not per slot). With ``refresh`` (the component's primitive), every slot's
+    caches are then set from ``params`` (the prior predictive).
+    """
+    fields = stats_class._fields[1 : 1 + len(tails)]
+    dtypes = dtypes or {}
+    slot_arrays = [
+        np.zeros((n_slots, *tail), dtype=dtypes.get(name, np.float64))
+        for name, tail in zip(fields, tails)
+    ]
+    stats = stats_class(np.zeros(n_slots, dtype=np.int64), *slot_arrays, *extra)
+    if refresh is not None:
+        refresh_slots(params, stats, refresh)
+    return stats
+
+
+def refresh_slots(params, stats, refresh):
+    """Call the component primitive ``refresh`` on every slot of ``stats``."""
+    for k in range(stats.count.shape[0]):
+        refresh(params, stats, k)
 
 
 def _lookup(params, name):

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import alloc_slots, register
 
 
 class BetaBernoulliParams(NamedTuple):
@@ -92,16 +92,9 @@ def make_data(x):
 
 
 def alloc_stats(n_slots, n_dims, params):
-    stats = BetaBernoulliStats(
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros((n_slots, n_dims), dtype=np.int64),
-        np.zeros((n_slots, n_dims)),
-        np.zeros((n_slots, n_dims)),
-        np.zeros(n_slots),
-    )
-    for k in range(n_slots):
-        refresh(params, stats, k)
-    return stats
+    d = (n_dims,)
+    return alloc_slots(BetaBernoulliStats, n_slots, d, d, d, (), dtypes={"ones": np.int64},
+                       params=params, refresh=refresh)
 
 
 @primitive

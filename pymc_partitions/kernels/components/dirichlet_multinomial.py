@@ -43,7 +43,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import alloc_slots, register
 
 
 class DirichletMultinomialParams(NamedTuple):
@@ -93,17 +93,9 @@ def make_data(y):
 
 
 def alloc_stats(n_slots, n_positions, n_categories, params):
-    stats = DirichletMultinomialStats(
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros((n_slots, n_positions, n_categories)),
-        np.zeros((n_slots, n_positions)),
-        np.empty((n_slots, n_positions, n_categories)),
-        np.empty((n_slots, n_positions)),
-        np.zeros(n_slots),
-    )
-    for k in range(n_slots):
-        refresh(params, stats, k)
-    return stats
+    pc, p = (n_positions, n_categories), (n_positions,)
+    return alloc_slots(DirichletMultinomialStats, n_slots, pc, p, pc, p, (), params=params,
+                       refresh=refresh)
 
 
 @primitive

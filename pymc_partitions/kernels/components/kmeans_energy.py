@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
 from pymc_partitions.kernels.components.welford import welford_add, welford_remove
 
 
@@ -46,15 +46,12 @@ def make_params(temperature, n=None):
     return KMeansEnergyParams(1.0 / np.ascontiguousarray(temperature, dtype=np.float64))
 
 
-def make_data(x):
-    """Data tuple ``(x,)`` from an (N, D) float array."""
-    return (np.ascontiguousarray(x, dtype=np.float64),)
+make_data = row_data  # (x,) from an (N, D) float array
 
 
 def alloc_stats(n_slots, n_dims, params):
-    return KMeansEnergyStats(
-        np.zeros(n_slots, dtype=np.int64), np.zeros((n_slots, n_dims)), np.zeros((n_slots, n_dims))
-    )
+    """Statistics of ``n_slots`` empty slots (no caches)."""
+    return alloc_slots(KMeansEnergyStats, n_slots, (n_dims,), (n_dims,))
 
 
 @primitive

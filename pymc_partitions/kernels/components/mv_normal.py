@@ -57,7 +57,12 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import (
+    alloc_slots,
+    refresh_slots,
+    register,
+    row_data,
+)
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -165,9 +170,7 @@ def make_params(mu0, sigma0, sigma, *, n):
     )
 
 
-def make_data(x):
-    """Data tuple ``(x,)`` from an (N, D) float array."""
-    return (np.ascontiguousarray(x, dtype=np.float64),)
+make_data = row_data  # (x,) from an (N, D) float array
 
 
 def alloc_stats(n_slots, data, params):
@@ -175,22 +178,13 @@ def alloc_stats(n_slots, data, params):
     copied), caches at the prior predictive and u in the basis of ``params``."""
     x = data[0]
     n_items, d = x.shape
-    stats = MvNormalStats(
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros((n_slots, d)),
-        np.zeros(n_slots),
-        np.empty((n_slots, d)),
-        np.empty((n_slots, d)),
-        np.empty(n_slots),
-        x,
-        np.empty((n_items, d)),
-        np.empty(n_items),
-        np.full(n_items, -1, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
+    stats = alloc_slots(
+        MvNormalStats, n_slots, (d,), (), (d,), (d,), (),
+        extra=(x, np.empty((n_items, d)), np.empty(n_items),
+               np.full(n_items, -1, dtype=np.int64), np.zeros(1, dtype=np.int64)),
     )
     stats.stamp[0] = ~params.stamp[0]  # differs: forces the transform on the first refresh
-    for k in range(n_slots):
-        refresh(params, stats, k)
+    refresh_slots(params, stats, refresh)
     return stats
 
 

@@ -57,7 +57,7 @@ import numpy as np
 from scipy.special import gammaln, multigammaln
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
 
 LOG_PI = float(np.log(np.pi))
 
@@ -146,29 +146,18 @@ def multigammaln_vec(a, d):
     return 0.25 * d * (d - 1) * LOG_PI + gammaln(np.asarray(a)[..., None] - 0.5 * j).sum(axis=-1)
 
 
-def make_data(x):
-    """Data tuple ``(x,)`` from an (N, D) float array."""
-    return (np.ascontiguousarray(x, dtype=np.float64),)
+make_data = row_data  # (x,) from an (N, D) float array
 
 
 def alloc_stats(n_slots, data, params):
     """Statistics of ``n_slots`` empty slots for ``data``, caches at the prior."""
     x = data[0]
     d = x.shape[1]
-    stats = NIWStats(
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros((n_slots, d)),
-        np.zeros((n_slots, d, d)),
-        np.zeros((n_slots, d, d)),
-        np.empty((n_slots, d)),
-        np.empty(n_slots),
-        np.empty(n_slots),
-        np.ascontiguousarray(x.mean(axis=0)),
-        np.empty((2, d)),
+    return alloc_slots(
+        NIWStats, n_slots, (d,), (d, d), (d, d), (d,), (), (),
+        extra=(np.ascontiguousarray(x.mean(axis=0)), np.empty((2, d))),
+        params=params, refresh=refresh,
     )
-    for k in range(n_slots):
-        refresh(params, stats, k)
-    return stats
 
 
 @primitive

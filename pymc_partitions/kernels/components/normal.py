@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -82,21 +82,14 @@ def make_params(mu0, tau, sigma, *, n):
     return NormalParams(mu0, tau2, sigma2, mu0 / tau2, inv_sigma2, w, 1.0 / v, lognorm)
 
 
-def make_data(x):
-    """Data tuple ``(x,)`` from an (N, D) float array."""
-    return (np.ascontiguousarray(x, dtype=np.float64),)
+make_data = row_data  # (x,) from an (N, D) float array
 
 
 def alloc_stats(n_slots, n_dims, params):
     """Statistics of ``n_slots`` empty slots, caches at the prior predictive."""
-    stats = NormalStats(
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros((n_slots, n_dims)),
-        np.zeros((n_slots, n_dims)),
-        np.empty((n_slots, n_dims)),
-        np.empty((n_slots, n_dims)),
-        np.empty(n_slots),
-    )
+    d = (n_dims,)
+    stats = alloc_slots(NormalStats, n_slots, d, d, d, d, ())
+    # The prior-predictive caches, vectorised (faster than ``refresh`` per slot).
     stats.mean[:] = params.mu0
     stats.prec[:] = params.by_size_prec[0]
     stats.lognorm[:] = params.by_size_lognorm[0]

@@ -49,7 +49,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
 from pymc_partitions.kernels.components.welford import welford_add, welford_remove
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -90,24 +90,13 @@ def make_params(mu0, kappa0, a0, b0, *, n):
     return NIGParams(mu0, kappa0, a0, b0, lg)
 
 
-def make_data(x):
-    """Data tuple ``(x,)`` from an (N, D) float array."""
-    return (np.ascontiguousarray(x, dtype=np.float64),)
+make_data = row_data  # (x,) from an (N, D) float array
 
 
 def alloc_stats(n_slots, n_dims, params):
     """Statistics of ``n_slots`` empty slots, caches at the prior predictive."""
-    stats = NIGStats(
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros((n_slots, n_dims)),
-        np.zeros((n_slots, n_dims)),
-        np.empty((n_slots, n_dims)),
-        np.empty((n_slots, n_dims)),
-        np.empty(n_slots),
-    )
-    for k in range(n_slots):
-        refresh(params, stats, k)
-    return stats
+    d = (n_dims,)
+    return alloc_slots(NIGStats, n_slots, d, d, d, d, (), params=params, refresh=refresh)
 
 
 @primitive

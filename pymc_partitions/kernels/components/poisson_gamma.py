@@ -39,7 +39,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import register
+from pymc_partitions.kernels.components.base import alloc_slots, register
 
 
 class PoissonGammaParams(NamedTuple):
@@ -92,16 +92,9 @@ def make_data(x):
 
 
 def alloc_stats(n_slots, n_dims, params):
-    stats = PoissonGammaStats(
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros((n_slots, n_dims)),
-        np.empty((n_slots, n_dims)),
-        np.empty(n_slots),
-        np.zeros(n_slots),
-    )
-    for k in range(n_slots):
-        refresh(params, stats, k)
-    return stats
+    d = (n_dims,)
+    return alloc_slots(PoissonGammaStats, n_slots, d, d, (), (), params=params,
+                       refresh=refresh)
 
 
 @primitive
