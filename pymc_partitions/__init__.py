@@ -40,6 +40,7 @@ from pymc_partitions.distributions import (
     IRM,
     MFM,
     CollapsedBetaBernoulli,
+    ColoringMixingWarning,
     CollapsedDirichletMultinomial,
     CollapsedMvNormal,
     CollapsedNIW,
@@ -80,6 +81,7 @@ __all__ = [
     "FixedBlocks",
     "MFM",
     "PitmanYor",
+    "ColoringMixingWarning",
     "ProperColoring",
     # collapsed likelihoods
     "CollapsedBetaBernoulli",

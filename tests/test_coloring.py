@@ -11,9 +11,11 @@ import pytest
 import scipy.sparse as sp
 from helpers import (
     assert_exact,
+    binary_data,
     data_file,
     draws_of,
     exact_from_log_density,
+    exact_posterior,
     judge,
     random_block_move,
     sample,
@@ -307,3 +309,24 @@ def test_colouring_prior_with_a_collapsed_likelihood_exact():
         z = pmp.ProperColoring("z", edges, q=q, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.5, observed=y)
     assert_exact(model, draws=2000, seed=21)
+
+
+def test_frozen_colourings_are_missed_and_warned():
+    """A 6-cycle with q = 3 colours has a frozen colouring (0 1 2 0 1 2: every vertex
+    sees both other colours), so Gibbs never reaches the partition {0,3},{1,4},{2,5}.
+    The step warns (q < max degree + 2) and the exactness harness catches the
+    missing mass (found by the harness; the earlier TV bound passed it)."""
+    n = 6
+    edges = np.array([[v, (v + 1) % n] for v in range(n)])
+    with pm.Model() as model:
+        z = pmp.ProperColoring("z", edges, q=3, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8,
+                                   observed=binary_data(n, 3, seed=61))
+    exact = exact_posterior(model)
+    with pytest.warns(pmp.ColoringMixingWarning, match="q >= max degree \\+ 2 = 4"):
+        step = pmp.Gibbs([z], model=model)
+    draws = draws_of(sample(model, draws=2500, seed=61, step=[step]))
+    frozen = exact.codes(np.array([0, 1, 2, 0, 1, 2]))
+    assert exact.p[frozen] > 0.005 and not np.any(exact.codes(draws) == frozen)
+    verdict = judge(exact, draws)
+    assert not verdict.passed and any(f.startswith("|z|") for f in verdict.failures)

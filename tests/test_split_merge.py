@@ -119,9 +119,9 @@ def prior_model(kind, n=6):
                         k_prior=np.array([0.3, 0.3, 0.2, 0.1, 0.05, 0.05]))
         elif kind == "fixed_blocks":
             z = pmp.FixedBlocks("z", n=n, k=3)
-        else:  # a 6-cycle coloured with 3 colours
+        else:  # a 6-cycle coloured with 4 colours (q >= max degree + 2: no frozen colouring)
             edges = np.array([[v, (v + 1) % n] for v in range(n)])
-            z = pmp.ProperColoring("z", edges, q=3, n=n)
+            z = pmp.ProperColoring("z", edges, q=4, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8, observed=y)
     return model
 

@@ -6,7 +6,7 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihoodRV,
     CollapsedNormal,
 )
-from pymc_partitions.distributions.coloring import ProperColoring
+from pymc_partitions.distributions.coloring import ColoringMixingWarning, ProperColoring
 from pymc_partitions.distributions.counts import (
     CollapsedDirichletMultinomial,
     CollapsedPoissonGamma,
@@ -41,6 +41,7 @@ __all__ = [
     "PartitionPrior",
     "PartitionPriorRV",
     "PitmanYor",
+    "ColoringMixingWarning",
     "ProperColoring",
     "partition_summaries",
 ]

@@ -13,6 +13,7 @@ and the falling factorial is the prior
 
 import heapq
 import time
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -279,6 +280,10 @@ def _constants(node):
     return edges, int(constant_value(q)), int(constant_value(n))
 
 
+class ColoringMixingWarning(UserWarning):
+    """The partition samplers may not be irreducible on this colouring problem."""
+
+
 class ProperColoringRV(PartitionPriorRV):
     """Vertex partition induced by a uniform proper q-colouring of a graph."""
 
@@ -300,6 +305,21 @@ class ProperColoringRV(PartitionPriorRV):
 
     def constraint_component(self, node):
         edges, q, n = _constants(node)
+        max_degree = int(np.bincount(edges.ravel(), minlength=n).max()) if edges.size else 0
+        if q < max_degree + 2:
+            warnings.warn(
+                f"ProperColoring with q = {q} colours on a graph of maximum degree "
+                f"{max_degree}: moves that recolour one vertex (Gibbs) or split and merge "
+                f"blocks are guaranteed to reach every proper colouring only for "
+                f"q >= max degree + 2 = {max_degree + 2} (Jerrum 1995). Below that, some "
+                f"colourings can be frozen (every vertex sees all other colours) and the "
+                f"sampler never visits or never leaves them, so its draws can miss part of "
+                f"the posterior without any warning from the diagnostics. Use q >= "
+                f"{max_degree + 2}, or check the sampler against the exact posterior on a "
+                f"small graph of the same kind.",
+                ColoringMixingWarning,
+                stacklevel=2,
+            )
         return ConstraintComponent(
             params=coloring_kernel.make_params(q),
             data=coloring_kernel.make_data(edges, n),
