@@ -8,6 +8,8 @@ from pymc.step_methods.compound import Competence
 import pymc_partitions as pmp
 from pymc_partitions.compat import posterior_dataset
 
+pytestmark = pytest.mark.default_backend  # PyMC's own compilation path (numba on PyMC 6)
+
 
 def small_model(n=8, alpha=None, seed=0):
     rng = np.random.default_rng(seed)

@@ -54,7 +54,7 @@ Cost of one update: O(n) to collect S, O((t + 1) |S|) component
 
 import numpy as np
 
-from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.bookkeeping import log_joint, move_item, open_new_block
 from pymc_partitions.kernels.components import add, log_pred, remove
 from pymc_partitions.kernels.errors import NAN_SPLIT_MERGE_MESSAGE
@@ -113,7 +113,7 @@ def unassign(state, params, stats, data, h):
     state.labels[h] = -1
 
 
-@primitive
+@routine
 def restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, force):
     """Move item ``h`` between slots ``ka`` and ``kb`` by its restricted conditional.
 
@@ -136,7 +136,7 @@ def shuffle_members(members, n_members, key, counter0):
         members[b] = tmp
 
 
-@primitive
+@routine
 def sequential_allocation(state, prior_params, params, stats, data, members, n_members,
                           ka, kb, key, n, origin, forced):
     """Dahl (2003): take S out, shuffle it, allocate its items one by one between ka
@@ -166,7 +166,7 @@ def collect_members(labels, ka, kb, i, j, members):
     return m
 
 
-@primitive
+@routine
 def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
            key, n_scans, n):
     """Build the launch state in slots ka (holding i) and kb (holding j): each item
@@ -189,7 +189,7 @@ def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
     return nan_seen
 
 
-@primitive
+@routine
 def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
                        proposal, members, origin):
     """One split-merge Metropolis-Hastings update for the pair (i, j), i != j.
