@@ -379,9 +379,10 @@ def gibbs_move(rng, chain):
 
 def load_all_but(state, params, stats, data, labels, skip):
     """Load slot ``labels`` into a fresh kernel state for every item except ``skip``
-    (left unassigned), opening slots as needed."""
+    (an item or a collection of items, left unassigned), opening slots as needed."""
+    skip = set(np.atleast_1d(skip).tolist())
     for j in range(labels.shape[0]):
-        if j == skip:
+        if j in skip:
             continue
         k = int(labels[j])
         if state.sizes[k] == 0:
@@ -405,6 +406,38 @@ def data_file(relative):
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def check_log_preds(f, params, stats, data, state, x, labels, i, rtol=1e-8):
+    """Item i unassigned in ``state`` (the others loaded from ``labels``): the
+    kernel's ``log_pred`` of i into each block and into a new one equals the
+    difference of the model's log density ``f(labels, rows)`` of the block with and
+    without i; and the difference of two predictives equals that of the full-data
+    log densities with i in the block and i alone."""
+    from pymc_partitions.kernels.components import log_pred
+
+    rest = np.delete(np.arange(labels.shape[0]), i)
+    new_slot = int(state.free[state.counts[1] - 1])
+    for k in list(np.unique(labels[rest])) + [None]:
+        members = rest[labels[rest] == k] if k is not None else np.array([], dtype=int)
+        slot = int(k) if k is not None else new_slot
+        kernel = log_pred(params, stats, data, i, slot)
+        with_i = np.append(members, i)
+        model = f(np.zeros(len(with_i), dtype=np.int64), x[with_i])
+        without = f(np.zeros(len(members), dtype=np.int64), x[members]) if len(members) else 0.0
+        diff = model - without
+        assert abs(kernel - diff) <= rtol * abs(diff) or abs(kernel - diff) < 1e-12, (
+            k, kernel, diff)
+    # Full-data form: i in block k versus i alone, on all n rows.
+    for k in np.unique(labels[rest]):
+        joined, alone = labels.copy(), labels.copy()
+        joined[i] = k
+        alone[i] = labels.max() + 1
+        diff = f(pmp.canonicalize(joined), x) - f(pmp.canonicalize(alone), x)
+        kernel = log_pred(params, stats, data, i, int(k)) - log_pred(
+            params, stats, data, i, new_slot)
+        assert abs(kernel - diff) <= rtol * abs(diff) or abs(kernel - diff) < 1e-12, (
+            k, kernel, diff)
 
 
 def random_block_move(rng, labels, log_joint):

@@ -37,20 +37,13 @@ def matrices_data(n, p, c, seed):
                     dtype=float)
 
 
-def fixed_test(n, build, draws, seed):
+def exact_test(n, build, draws, seed, grids=None):
+    """pmp.Gibbs on CRP(1) and the likelihood ``build(z)`` adds; a hyperparameter
+    that NUTS samples is integrated out by quadrature on ``grids``."""
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
         build(z)
-    assert_exact(model, draws=draws, seed=seed)
-
-
-def nuts_test(n, build, value_name, grid, draws, seed):
-    """One hyperparameter of the likelihood sampled by NUTS, integrated out by
-    quadrature over its log in the reference."""
-    with pm.Model() as model:
-        z = pmp.CRP("z", alpha=1.0, n=n)
-        build(z)
-    assert_exact(model, draws=draws, seed=seed, grids={value_name: grid})
+    assert_exact(model, draws=draws, seed=seed, grids=grids)
 
 
 # ---------------------------------------------------------------- Normal-Inverse-Gamma
@@ -58,7 +51,7 @@ def nuts_test(n, build, value_name, grid, draws, seed):
 
 def test_nig_fixed_hyperparameters_vector():
     Y = two_groups(6, 2, seed=1)
-    fixed_test(
+    exact_test(
         6,
         lambda z: pmp.CollapsedNormalInverseGamma(
             "y", z, mu0=[0.0, 0.5], kappa0=[0.5, 1.0], a0=[2.0, 1.5], b0=[1.0, 2.0], observed=Y
@@ -76,7 +69,7 @@ def test_nig_b0_sampled_by_nuts():
         return b0, pmp.CollapsedNormalInverseGamma("y", z, mu0=0.0, kappa0=0.5, a0=2.0, b0=b0,
                                                     observed=Y)
 
-    nuts_test(5, build, "b0_log__", np.linspace(-9.0, 5.0, 400), draws=2000, seed=2)
+    exact_test(5, build, draws=2000, seed=2, grids={"b0_log__": np.linspace(-9.0, 5.0, 400)})
 
 
 # ---------------------------------------------------------------- Poisson-Gamma
@@ -84,7 +77,7 @@ def test_nig_b0_sampled_by_nuts():
 
 def test_poisson_gamma_fixed_hyperparameters_vector():
     Y = counts_data(6, 3, seed=3)
-    fixed_test(
+    exact_test(
         6,
         lambda z: pmp.CollapsedPoissonGamma("y", z, a=[1.0, 2.0, 0.5], b=[0.5, 1.0, 0.3], observed=Y),
         draws=3000,
@@ -99,7 +92,7 @@ def test_poisson_gamma_b_sampled_by_nuts():
         b = pm.Gamma("b", 2.0, 2.0)
         return b, pmp.CollapsedPoissonGamma("y", z, a=2.0, b=b, observed=Y)
 
-    nuts_test(5, build, "b_log__", np.linspace(-9.0, 5.0, 400), draws=2000, seed=4)
+    exact_test(5, build, draws=2000, seed=4, grids={"b_log__": np.linspace(-9.0, 5.0, 400)})
 
 
 # ---------------------------------------------------------------- Dirichlet-multinomial
@@ -108,7 +101,7 @@ def test_poisson_gamma_b_sampled_by_nuts():
 def test_dirichlet_multinomial_fixed_concentration_matrix():
     Y = matrices_data(6, 2, 3, seed=5)
     conc = np.array([[0.5, 1.0, 2.0], [1.0, 1.0, 0.3]])
-    fixed_test(
+    exact_test(
         6,
         lambda z: pmp.CollapsedDirichletMultinomial("y", z, concentration=conc, observed=Y),
         draws=3000,
@@ -123,7 +116,7 @@ def test_dirichlet_multinomial_concentration_sampled_by_nuts():
         c = pm.Gamma("c", 2.0, 2.0)
         return c, pmp.CollapsedDirichletMultinomial("y", z, concentration=c, observed=Y)
 
-    nuts_test(5, build, "c_log__", np.linspace(-9.0, 5.0, 400), draws=2000, seed=6)
+    exact_test(5, build, draws=2000, seed=6, grids={"c_log__": np.linspace(-9.0, 5.0, 400)})
 
 
 MOTIF_IDS = ["MA0031.1", "MA0032.1", "MA0033.1", "MA0157.1", "MA0561.1", "MA0562.1"]
@@ -155,7 +148,7 @@ def test_dirichlet_multinomial_real_motifs():
         ref = float(logp({"z": labels}))
         assert abs(kernel - ref) <= 1e-8 * abs(ref)
     sel = [ids.index(m) for m in MOTIF_IDS]
-    fixed_test(
+    exact_test(
         6,
         lambda z: pmp.CollapsedDirichletMultinomial("y", z, concentration=2.0, observed=counts[sel]),
         draws=3000,
@@ -168,4 +161,4 @@ def test_dirichlet_multinomial_real_motifs():
 
 def test_kmeans_energy_fixed_temperature():
     Y = two_groups(6, 2, seed=8)
-    fixed_test(6, lambda z: pmp.KMeansEnergy("y", z, temperature=2.0, observed=Y), draws=3000, seed=8)
+    exact_test(6, lambda z: pmp.KMeansEnergy("y", z, temperature=2.0, observed=Y), draws=3000, seed=8)

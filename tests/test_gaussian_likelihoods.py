@@ -9,7 +9,13 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import assert_exact, load_all_but, random_block_move, two_groups
+from helpers import (
+    assert_exact,
+    check_log_preds,
+    load_all_but,
+    random_block_move,
+    two_groups,
+)
 
 import pymc_partitions as pmp
 from pymc_partitions.compat import small_function_mode
@@ -78,28 +84,6 @@ def kernel_objects(module, x, hypers, n):
     return params, module.alloc_stats(n, data, params), data
 
 
-def check_log_preds(f, params, stats, data, state, x, labels, i):
-    n = labels.shape[0]
-    rest = np.delete(np.arange(n), i)
-    new_slot = int(state.free[state.counts[1] - 1])
-    for k in list(np.unique(labels[rest])) + [None]:
-        members = rest[labels[rest] == k] if k is not None else np.array([], dtype=int)
-        slot = int(k) if k is not None else new_slot
-        kernel = log_pred(params, stats, data, i, slot)
-        with_i = np.append(members, i)
-        model = f(np.zeros(len(with_i), dtype=np.int64), x[with_i])
-        without = f(np.zeros(len(members), dtype=np.int64), x[members]) if len(members) else 0.0
-        assert rel_err(kernel, model - without) <= RTOL, (k, kernel, model - without)
-    # Full-data form: i in block k versus i alone, on all n rows.
-    for k in np.unique(labels[rest]):
-        joined, alone = labels.copy(), labels.copy()
-        joined[i] = k
-        alone[i] = labels.max() + 1
-        diff = f(pmp.canonicalize(joined), x) - f(pmp.canonicalize(alone), x)
-        kernel = log_pred(params, stats, data, i, int(k)) - log_pred(params, stats, data, i, new_slot)
-        assert rel_err(kernel, diff) <= RTOL or abs(kernel - diff) < 1e-12
-
-
 @pytest.mark.parametrize("d", [1, 3])
 @pytest.mark.parametrize("lik", sorted(LIKELIHOODS))
 def test_log_pred_equals_logp_difference(lik, d):
@@ -117,14 +101,14 @@ def test_log_pred_equals_logp_difference(lik, d):
         state = new_state(n)
         load_all_but(state, params, stats, data, labels, skip=i)
         check_log_preds(likelihood_logp_fn(dist_cls, d, hypers), params, stats, data, state, x,
-                        labels, i)
+                        labels, i, RTOL)
         # New hyperparameters: params rebuilt, every active slot and the top free
         # slot refreshed (PartitionTarget.kernel_args), statistics kept.
         hypers2 = make_hypers(rng, d)
         params2 = module.make_params(*hypers2, n=n)
         refresh_all(state, params2, stats)
         f2 = likelihood_logp_fn(dist_cls, d, hypers2)
-        check_log_preds(f2, params2, stats, data, state, x, labels, i)
+        check_log_preds(f2, params2, stats, data, state, x, labels, i, RTOL)
         # Item i added under the new hyperparameters: log joint of the full partition.
         k = int(labels[i])
         if state.sizes[k] == 0:

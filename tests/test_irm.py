@@ -10,7 +10,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 import scipy.sparse as sp
-from helpers import assert_exact, random_block_move
+from helpers import assert_exact, load_all_but, random_block_move
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
@@ -76,14 +76,7 @@ def test_log_pred_equals_model_difference_on_partial_states(seed):
     state = new_state(n)
     labels = pmp.canonicalize(rng.integers(0, 4, n))
     unassigned = list(rng.choice(n, size=int(rng.integers(2, 6)), replace=False))
-    for j in range(n):
-        if j not in unassigned:
-            k = int(labels[j])
-            if state.sizes[k] == 0:
-                open_slot(state, k)
-            add(params, stats, data, j, k)
-            state.sizes[k] += 1
-            state.labels[j] = k
+    load_all_but(state, params, stats, data, labels, skip=unassigned)
     checked = 0
     while unassigned:
         assigned = np.flatnonzero(state.labels >= 0)
@@ -126,14 +119,7 @@ def test_log_pred_large_blocks():
     for i in rng.choice(n, size=4, replace=False):
         params = irm.make_params(a, b)
         stats, data, state = irm.alloc_stats(n, params), irm.make_data(adjacency), new_state(n)
-        for j in range(n):
-            if j != i:
-                k = int(labels[j])
-                if state.sizes[k] == 0:
-                    open_slot(state, k)
-                add(params, stats, data, j, k)
-                state.sizes[k] += 1
-                state.labels[j] = k
+        load_all_but(state, params, stats, data, labels, skip=i)
         rest = np.delete(np.arange(n), i)
         base = sub_logp(f, adjacency, state.labels, rest)
         for k in [int(k) for k in state.active[: state.counts[0]]] + [top_free_slot(state)]:
