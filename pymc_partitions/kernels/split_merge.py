@@ -113,7 +113,7 @@ def unassign(state, params, stats, data, h):
     state.labels[h] = -1
 
 
-@routine
+@primitive
 def restricted_update(state, prior_params, params, stats, data, h, ka, kb, u, force):
     """Move item ``h`` between slots ``ka`` and ``kb`` by its restricted conditional.
 
@@ -136,7 +136,7 @@ def shuffle_members(members, n_members, key, counter0):
         members[b] = tmp
 
 
-@routine
+@primitive
 def sequential_allocation(state, prior_params, params, stats, data, members, n_members,
                           ka, kb, key, n, origin, forced):
     """Dahl (2003): take S out, shuffle it, allocate its items one by one between ka
@@ -166,7 +166,7 @@ def collect_members(labels, ka, kb, i, j, members):
     return m
 
 
-@routine
+@primitive
 def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
            key, n_scans, n):
     """Build the launch state in slots ka (holding i) and kb (holding j): each item
