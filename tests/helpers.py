@@ -103,6 +103,8 @@ def exact_posterior(model, z="z", grids=None):
         depend on; a group's terms are integrated over the product of its grids
         with trapezoid weights (the Jacobians are in the terms).
     """
+    if model.potentials:
+        raise ValueError(f"exact_posterior: potentials are not supported ({model.potentials})")
     grids = dict(grids or {})
     z_value = model.rvs_to_values[model[z]]
     n = int(model.initial_point()[z].shape[0])
@@ -139,8 +141,6 @@ def exact_posterior(model, z="z", grids=None):
                 args = [np.asarray(a[i], dtype=t) for a, i, t in zip(axes, idx, dtypes)]
                 vals[idx] = float(fn(labels, *args))
             total[b] += logsumexp(vals + log_w)
-    for pot in model.potentials:
-        raise ValueError(f"exact_posterior: potential '{pot.name}' is not supported")
     return Exact(partitions, total - logsumexp(total))
 
 
@@ -249,12 +249,12 @@ def judge(exact, draws, *, min_ess=MIN_ESS, level=LEVEL, label=None):
     k_exact = exact.partitions.max(axis=1) + 1
     mode = np.argmax(p)
     floor_scalars = [
-        (np.where(p[codes] > 0, exact.log_post[codes], -1e300), exact.log_post, "log p"),
-        (k_draws, k_exact, "K"),
-        ((codes == mode).astype(float), (np.arange(p.size) == mode).astype(float), "mode"),
+        (np.where(p[codes] > 0, exact.log_post[codes], -1e300), exact.log_post),  # log p
+        (k_draws, k_exact),  # number of blocks
+        ((codes == mode).astype(float), (np.arange(p.size) == mode).astype(float)),  # mode
     ]
     ess = np.inf
-    for values, on_partitions, _name in floor_scalars:
+    for values, on_partitions in floor_scalars:
         support = p > 0
         if np.ptp(on_partitions[support]) > 0:  # varies under the target ...
             ess = min(ess, _ess(values) if np.ptp(values) > 0 else 0.0)  # ... not in the draws
