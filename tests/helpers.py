@@ -38,13 +38,17 @@ from pathlib import Path
 import arviz as az
 import numpy as np
 import pymc as pm
+import pytest
 from scipy.special import logsumexp
 from scipy.stats import norm
 
 import pymc_partitions as pmp
 from pymc_partitions.compat import ancestors
-from pymc_partitions.kernels.components import add
+from pymc_partitions.kernels import gibbs
+from pymc_partitions.kernels.components import add, log_pred
+from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.state import open_slot
+from pymc_partitions.step_methods.target import PartitionTarget
 
 MIN_ESS = 1000.0  # the ESS floor every exactness test must reach
 LEVEL = 1e-4  # family-wise false-alarm probability of each check
@@ -328,8 +332,6 @@ class KernelChain:
     """
 
     def __init__(self, model, z="z", start=None, wrap_params=None):
-        from pymc_partitions.step_methods.target import PartitionTarget
-
         self.target = PartitionTarget(model, model.rvs_to_values[model[z]], "test")
         self.values, self.prior, self.per_lik = self.target.params(model.initial_point())
         self.n = self.target.n
@@ -366,10 +368,9 @@ def kernel_draws(model, move, draws, chains=4, seed=0, **chain_kwargs):
 
 def gibbs_move(rng, chain):
     """One Gibbs sweep (Neal 2000, Alg. 3) with the package's kernel."""
-    from pymc_partitions.kernels import gibbs
-
-    gibbs.run_sweeps(int(rng.integers(2**31)), 1, chain.state, chain.prior, chain.params,
-                     chain.stats, chain.data, chain.log_w, chain.order)
+    failed = gibbs.run_sweeps(int(rng.integers(2**31)), 1, chain.state, chain.prior,
+                              chain.params, chain.stats, chain.data, chain.log_w, chain.order)
+    check_item(failed, "gibbs_move")
 
 
 # ----------------------------------------------------------------------------------
@@ -397,8 +398,6 @@ def data_file(relative):
 
     Missing: a failure in CI (``CI`` set), where the data must be there; a skip on a
     user's machine."""
-    import pytest
-
     path = Path(os.environ.get("PMP_DATA_DIR", "")) / relative
     if not path.is_file():
         message = f"data file {path} not found (set PMP_DATA_DIR to the shared data directory)"
@@ -414,8 +413,6 @@ def check_log_preds(f, params, stats, data, state, x, labels, i, rtol=1e-8):
     difference of the model's log density ``f(labels, rows)`` of the block with and
     without i; and the difference of two predictives equals that of the full-data
     log densities with i in the block and i alone."""
-    from pymc_partitions.kernels.components import log_pred
-
     rest = np.delete(np.arange(labels.shape[0]), i)
     new_slot = int(state.free[state.counts[1] - 1])
     for k in list(np.unique(labels[rest])) + [None]:
