@@ -63,17 +63,10 @@ from pymc_partitions.step_methods import (
 
 __version__ = "0.1.0"
 
-compat.register_step_methods([Gibbs])
-compat.install_convergence_checks()
-compat.install_initval_checks()
-compat.quiet_object_mode_warnings([
-    # partition priors
-    "crp_rv", "pitman_yor_rv", "fixed_blocks_rv", "mfm_rv", "proper_coloring_rv",
-    # collapsed likelihoods and energies
-    "collapsed_normal_rv", "collapsed_beta_bernoulli_rv", "collapsed_mv_normal_rv",
-    "collapsed_niw_rv", "collapsed_normal_inverse_gamma_rv", "collapsed_poisson_gamma_rv",
-    "collapsed_dirichlet_multinomial_rv", "kmeans_energy_rv", "irm_rv",
-])
+# Every change made to PyMC / PyTensor at import is one entry of compat.PATCHES
+# (step registration, label-invariant convergence checks, initvals checks, quiet
+# object-mode notices for our ops): see the compat module docstring.
+compat.install_patches()
 
 __all__ = [
     # partition priors
