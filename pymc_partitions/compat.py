@@ -36,7 +36,8 @@ warnings           "Numba will use object mode" notice, for our  PyTensor has no
 ================== ============================================= ==========================
 
 The partition's default start is *not* a patch: it is the priors' ``support_point``
-(a draw from the prior, seeded per chain by PyMC; :mod:`.distributions.partition`).
+(:mod:`.distributions.partition`), overridden through PyMC's own ``initvals`` /
+``initval``.
 
 Each entry names why it exists, the PyMC/PyTensor functions it relies on
 (``relies_on``) and, per reviewed version, a fingerprint of each of them

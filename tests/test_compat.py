@@ -131,7 +131,7 @@ def test_object_mode_filter_matches_pytensors_message_for_every_op():
 
 def test_initval_check_sees_keyword_and_positional_arguments():
     """The initval wrapper reads ``model`` / ``overrides`` from the bound signature."""
-    import pymc.sampling.mcmc as mcmc
+    from pymc.sampling import mcmc
 
     with pm.Model() as model:
         pmp.CRP("z", alpha=1.0, n=4)

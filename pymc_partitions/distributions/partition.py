@@ -261,7 +261,12 @@ class CRP(PartitionPrior):
     new labels in order of first appearance); forward draws (``pm.draw``,
     ``pm.sample_prior_predictive``) use sequential seating and are canonical. The
     log probability accepts any labels in [0, n) and evaluates the partition they
-    encode. ``support_point`` is the one-block partition. ``pm.sample`` samples a
+    encode. ``support_point`` is the one-block partition: every chain starts there
+    unless ``pm.sample(initvals=...)`` gives starts or ``initval="prior"`` asks for a
+    draw from the prior per chain (seeded by ``random_seed``). The one-block start was
+    measured not to trap :class:`pymc_partitions.Gibbs`; NUTS divergences of the
+    hyperparameters come from p(alpha, sigma | z, y) changing with z, not from the
+    start (README, "Starting partitions and divergences"). ``pm.sample`` samples a
     CRP with :class:`pymc_partitions.Gibbs` unless told otherwise.
 
     Examples

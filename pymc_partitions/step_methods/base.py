@@ -17,7 +17,9 @@ class PartitionStep(ChainSetup, BlockedStep):
     Subclasses implement :meth:`move` (run the move on a chain's kernel state).
     The base class reads the model (:class:`PartitionTarget`), keeps one kernel
     state per chain, loads the point's labels when they are not the ones it wrote
-    last (a new chain, ``initvals``, another step), and reports the label-invariant
+    last (a new chain, ``initvals``, another step: the chain starts from the point
+    PyMC gives it, the prior's ``support_point`` unless ``initvals`` or
+    ``initval="prior"`` say otherwise), and reports the label-invariant
     stats ``n_clusters``, ``largest_cluster_frac`` and ``log_joint`` (the collapsed
     log p(y, z | hyperparameters)).
 
