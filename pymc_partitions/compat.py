@@ -155,6 +155,8 @@ def check_partition_initvals(model, overrides):
         if not override:
             continue
         for key, value in override.items():
+            if isinstance(value, str):
+                continue  # a PyMC strategy ("prior", "support_point"), not labels
             for rv in partitions:
                 if key is rv or key is model.rvs_to_values[rv] or key == rv.name:
                     chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""

@@ -140,3 +140,6 @@ def test_initval_check_sees_keyword_and_positional_arguments():
         wrapped(model=model, overrides={"z": np.zeros(3, dtype=int)}, chains=1)
     fns = wrapped(model=model, overrides={"z": np.array([0, 1, 1, 0])}, chains=1)
     assert np.array_equal(fns[0](0)["z"], [0, 1, 1, 0])
+    # PyMC's strategy strings pass through to PyMC.
+    fns = wrapped(model=model, overrides=[{"z": "prior"}, None], chains=2)
+    assert fns[0](3)["z"].shape == (4,)
