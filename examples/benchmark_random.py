@@ -6,7 +6,8 @@ Prints, all measured in this run:
 - nanoseconds per draw of a uniform double, a bounded integer and a shuffled
   position: ``pymc_partitions.kernels.random`` (xoshiro256** on a (4,) uint64 state
   passed explicitly) against numba's ``np.random`` (Mersenne Twister, one hidden
-  global state per thread);
+  global state per thread); and the alternative of passing a ``numpy.random.Generator``
+  (per draw, and per call of an entry);
 - one Gibbs sweep (CollapsedNormal, CRP prior) of ``kernels.gibbs.run_sweeps``
   against the same sweep drawing from numba's global generator reseeded on every
   call (the kernel as it was before streams; a verbatim copy below), alternated
@@ -44,6 +45,19 @@ def _global_uniforms(m):
     for _ in range(m):
         total += np.random.random()
     return total
+
+
+@njit(_nrt=False)
+def _generator_uniforms(generator, m):
+    total = 0.0
+    for _ in range(m):
+        total += generator.random()
+    return total
+
+
+@njit(_nrt=False)
+def _takes(arg):
+    return 0
 
 
 @njit(_nrt=False)
@@ -106,6 +120,17 @@ def per_draw():
         a = median_time(ours, 7) / count * 1e9
         b = median_time(theirs, 7) / count * 1e9
         print(f"{label:<20} {a:>12.2f} {b:>18.2f} {a / b:>7.2f}")
+    # The alternative: numba's support for numpy.random.Generator arguments.
+    generator = np.random.default_rng(0)
+    _generator_uniforms(generator, 10)
+    c = median_time(lambda: _generator_uniforms(generator, DRAWS), 7) / DRAWS * 1e9
+    print(f"uniform double from a numpy Generator argument: {c:.2f} ns")
+    _takes(stream), _takes(generator)
+    calls = 20_000
+    per_call = [median_time(lambda a=arg: [_takes(a) for _ in range(calls)], 7) / calls * 1e6
+                for arg in (stream, generator)]
+    print(f"call of an entry with a (4,) uint64 stream: {per_call[0]:.2f} us; "
+          f"with a numpy Generator: {per_call[1]:.2f} us")
 
 
 def sweep_pair(x, alpha, tau, sigma, repeats, burn_in):

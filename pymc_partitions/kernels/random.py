@@ -9,17 +9,17 @@ advanced in place by every draw. The primitives are :func:`next_u64`,
 from a ``numpy.random.SeedSequence`` (:func:`new_stream`) and then only advanced,
 never reseeded: a step makes one per chain when the chain starts (from the
 generator PyMC gives that chain) and every iteration continues it. Streams of two
-chains are two 256-bit states drawn through SeedSequence, so they overlap only with
-probability about (length)^2 / 2^256, and the same seed gives the same draws in
-any process (``cores=1`` or ``cores=2``). Numba's global generator is never used:
+chains start at 256-bit states drawn through SeedSequence, so C streams of length L
+overlap with probability about C^2 L / 2^256, and the same seed gives the same
+draws in any process (``cores=1`` or ``cores=2``). Numba's global generator is never used:
 it is one hidden state per thread that any caller may reseed.
 
 Why an explicit state array (as pynndescent does) and not a
 ``numpy.random.Generator`` argument, which numba also accepts: passing a Generator
-to a compiled entry costs about 25 µs per call for unboxing (measured, numba 0.68),
-as much as a whole Gibbs sweep on a few hundred items, and its draws go through
-function pointers that cannot be inlined. A (4,) array costs what any array argument
-costs, and the draws inline into the loops.
+to a compiled entry costs tens of µs per call for unboxing, as much as a whole
+Gibbs sweep on a few hundred items, and its draws go through function pointers that
+cannot be inlined. A (4,) array costs what any array argument costs, and the draws
+inline into the loops (``examples/benchmark_random.py`` measures both).
 
 Counter-based uniforms. A move that draws ``counter_uniform(key, c)`` for its c-th
 random decision makes the same decision in two chains given the same ``key``
@@ -116,9 +116,9 @@ def bounded(stream, m):
     """A uniform int64 on [0, m), m >= 1, without bias.
 
     Lemire (2019), "Fast random integer generation in an interval", ACM TOMACS
-    29(1), Algorithm 5, on 32-bit draws for m <= 2^32: one multiplication, a division only
-    in the rare rejection case. Larger m: the low bits under m's bit mask, rejected
-    until below m.
+    29(1), Algorithm 5, on the top 32 bits of one output for m <= 2^32: one
+    multiplication, a division only in the rare rejection case. Larger m: the low
+    bits under m's bit mask, rejected until below m.
     """
     r = np.uint64(m)
     if r <= _TWO32:
