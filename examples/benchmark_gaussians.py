@@ -31,6 +31,7 @@ from scipy.linalg import solve_triangular  # noqa: E402
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, refresh_all  # noqa: E402
 from pymc_partitions.kernels.components import mv_normal, niw, normal  # noqa: E402
 from pymc_partitions.kernels.priors import crp  # noqa: E402
+from pymc_partitions.kernels.random import new_stream
 from _timing import median_time  # noqa: E402
 
 
@@ -59,12 +60,12 @@ def bench(params, stats, data, labels, alpha, repeats, burn_in):
     assign_labels(state, params, stats, data, labels.astype(np.int64))
     prior = crp.make_params(alpha, n)
     log_w, order = np.empty(n + 1), np.arange(n, dtype=np.int64)
-    gibbs.run_sweeps(1, burn_in, state, prior, params, stats, data, log_w, order)
+    stream = new_stream(1)
+    gibbs.run_sweeps(stream, burn_in, state, prior, params, stats, data, log_w, order)
     ks = []
-    seeds = iter(range(10, 10 + repeats))
 
     def sweep():
-        gibbs.run_sweeps(next(seeds), 1, state, prior, params, stats, data, log_w, order)
+        gibbs.run_sweeps(stream, 1, state, prior, params, stats, data, log_w, order)
         ks.append(int(state.counts[0]))
 
     t = median_time(sweep, repeats)

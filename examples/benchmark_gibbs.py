@@ -22,6 +22,7 @@ from pymc_partitions.datasets import nguyen_synthetic
 from pymc_partitions.kernels import assign_labels, gibbs, new_state
 from pymc_partitions.kernels.components import normal
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 from _timing import median_time
 
 
@@ -54,10 +55,10 @@ def bench_sweep(x, alpha, tau, sigma, repeats, burn_in):
     assign_labels(state, params, stats, data, np.zeros(n, dtype=np.int64))
     prior = crp.make_params(alpha, n)
     log_w, order = np.empty(n + 1), np.arange(n, dtype=np.int64)
-    gibbs.run_sweeps(1, burn_in, state, prior, params, stats, data, log_w, order)
-    seeds = iter(range(10, 10 + repeats))
+    stream = new_stream(1)
+    gibbs.run_sweeps(stream, burn_in, state, prior, params, stats, data, log_w, order)
     sweep = median_time(
-        lambda: gibbs.run_sweeps(next(seeds), 1, state, prior, params, stats, data, log_w, order),
+        lambda: gibbs.run_sweeps(stream, 1, state, prior, params, stats, data, log_w, order),
         repeats,
     )
     k = int(state.counts[0])

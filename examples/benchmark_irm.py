@@ -40,6 +40,7 @@ from pymc_partitions.distributions.relational import adjacency_matrix
 from pymc_partitions.kernels import assign_labels, gibbs, new_state
 from pymc_partitions.kernels.components import irm
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 
 FILES = {
     "NIPS": ("networks/NIPS234.csv", "5af097c49008b051"),
@@ -108,11 +109,12 @@ def bench(adjacency, start_blocks, sweeps, burn_in, seed=0):
     assign_labels(state, params, stats, data, labels.astype(np.int64))
     prior = crp.make_params(1.0, n)
     log_w, order = np.empty(n + 1), np.arange(n, dtype=np.int64)
-    gibbs.run_sweeps(seed, burn_in, state, prior, params, stats, data, log_w, order)
+    stream = new_stream(seed)
+    gibbs.run_sweeps(stream, burn_in, state, prior, params, stats, data, log_w, order)
     times, ks = [], []
     for r in range(sweeps):
         t0 = time.perf_counter()
-        gibbs.run_sweeps(seed + 1 + r, 1, state, prior, params, stats, data, log_w, order)
+        gibbs.run_sweeps(stream, 1, state, prior, params, stats, data, log_w, order)
         times.append(time.perf_counter() - t0)
         ks.append(int(state.counts[0]))
     return float(np.median(times)), int(np.median(ks))

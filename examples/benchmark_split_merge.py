@@ -16,6 +16,7 @@ import numpy as np
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 from _timing import median_time
 
 
@@ -50,15 +51,15 @@ def bench(params, stats, data, start_one_block, repeats=400):
     log_w, order = np.empty(n + 1), np.arange(n, dtype=np.int64)
     members, origin = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     outcomes = np.zeros(4, dtype=np.int64)
+    stream = new_stream(1)
     if not start_one_block:
-        gibbs.run_sweeps(1, 100, state, prior, params, stats, data, log_w, order)
-    seeds = iter(range(10, 10 + 3 * repeats))
+        gibbs.run_sweeps(stream, 100, state, prior, params, stats, data, log_w, order)
 
     def sweep():
-        gibbs.run_sweeps(next(seeds), 1, state, prior, params, stats, data, log_w, order)
+        gibbs.run_sweeps(stream, 1, state, prior, params, stats, data, log_w, order)
 
     def sm_iteration(n_gibbs):
-        split_merge.run_split_merge(next(seeds), 1, 5, split_merge.RESTRICTED_GIBBS, n_gibbs, state, prior, params,
+        split_merge.run_split_merge(stream, 1, 5, split_merge.RESTRICTED_GIBBS, n_gibbs, state, prior, params,
                                     stats, data, log_w, order, members, origin, outcomes)
 
     if start_one_block:

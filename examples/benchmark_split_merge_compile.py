@@ -13,6 +13,7 @@ import numpy as np
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge
 from pymc_partitions.kernels.components import beta_bernoulli
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 
 
 def main(n=300, d=20):
@@ -27,11 +28,12 @@ def main(n=300, d=20):
     members, origin = np.empty(n, np.int64), np.empty(n, np.int64)
     outcomes = np.zeros(5, np.int64)
     args = (state, prior, params, stats, data)
+    stream = new_stream(1)
 
     t0 = time.perf_counter()
-    gibbs.run_sweeps(1, 1, *args, log_w, order)
+    gibbs.run_sweeps(stream, 1, *args, log_w, order)
     t1 = time.perf_counter()
-    split_merge.run_split_merge(1, 1, 5, 0, 1, *args, log_w, order, members, origin, outcomes)
+    split_merge.run_split_merge(stream, 1, 5, 0, 1, *args, log_w, order, members, origin, outcomes)
     t2 = time.perf_counter()
     split_merge.split_merge_entry(*args, 0, 1, 123, 5, 0, members, origin)
     t3 = time.perf_counter()
@@ -41,10 +43,10 @@ def main(n=300, d=20):
     sweeps, updates = [], []
     for _ in range(30):
         a = time.perf_counter()
-        gibbs.run_sweeps(2, 10, *args, log_w, order)
+        gibbs.run_sweeps(stream, 10, *args, log_w, order)
         sweeps.append((time.perf_counter() - a) / 10)
         a = time.perf_counter()
-        split_merge.run_split_merge(3, 10, 5, 0, 0, *args, log_w, order, members, origin, outcomes)
+        split_merge.run_split_merge(stream, 10, 5, 0, 0, *args, log_w, order, members, origin, outcomes)
         updates.append((time.perf_counter() - a) / 10)
     print(f"median: gibbs sweep {np.median(sweeps) * 1e3:.3f} ms; "
           f"SM(5) update {np.median(updates) * 1e3:.3f} ms")

@@ -38,6 +38,7 @@ from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge
 from pymc_partitions.kernels.components import beta_bernoulli
 from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 
 # Herlau et al. (2016), Table 2: IAT per iteration, mean (their bracketed figure).
 PUBLISHED = {
@@ -69,17 +70,17 @@ class Chain:
         self.members, self.origin = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         self.outcomes = np.zeros(4, dtype=np.int64)
         self.canon, self.scratch = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-        self.seeds = np.random.default_rng(seed)
+        self.stream = new_stream(seed)
         self.gibbs(50)
 
     def gibbs(self, sweeps=1):
-        check_item(gibbs.run_sweeps(int(self.seeds.integers(2**32)), sweeps, self.state,
+        check_item(gibbs.run_sweeps(self.stream, sweeps, self.state,
                                     self.prior, self.params, self.stats, self.data, self.log_w,
                                     self.order), "Gibbs")
 
     def split_merge(self):
         check_item(split_merge.run_split_merge(
-            int(self.seeds.integers(2**32)), 1, 5, split_merge.RESTRICTED_GIBBS, 1, self.state,
+            self.stream, 1, 5, split_merge.RESTRICTED_GIBBS, 1, self.state,
             self.prior, self.params, self.stats, self.data, self.log_w, self.order, self.members,
             self.origin, self.outcomes,
         ), "split-merge")

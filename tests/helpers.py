@@ -47,6 +47,7 @@ from pymc_partitions.compat import ancestors
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.kernels.components import add, log_pred
 from pymc_partitions.kernels.errors import check_item
+from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.state import open_slot
 from pymc_partitions.step_methods.target import PartitionTarget
 
@@ -327,11 +328,13 @@ class KernelChain:
     """One chain's kernel state for ``model``'s partition ``z`` at the model's initial
     point (fixed hyperparameters), read through the steps' own ``PartitionTarget``.
 
-    Attributes used by moves: ``state, prior, params, stats, data, n, log_w, order``;
-    :meth:`reload` replaces the state by the partition ``labels``.
+    Attributes used by moves: ``state, prior, params, stats, data, n, log_w, order``
+    and ``stream``, the chain's kernel random stream (from ``seed``, anything
+    :func:`~pymc_partitions.kernels.random.new_stream` takes); :meth:`reload`
+    replaces the state by the partition ``labels``.
     """
 
-    def __init__(self, model, z="z", start=None, wrap_params=None):
+    def __init__(self, model, z="z", start=None, wrap_params=None, seed=None):
         self.target = PartitionTarget(model, model.rvs_to_values[model[z]], "test")
         self.values, self.prior, self.per_lik = self.target.params(model.initial_point())
         self.n = self.target.n
@@ -339,6 +342,7 @@ class KernelChain:
         self.reload(np.zeros(self.n, dtype=np.int64) if start is None else start)
         self.log_w = np.empty(self.n + 1)
         self.order = np.arange(self.n, dtype=np.int64)
+        self.stream = new_stream(seed)
 
     def reload(self, labels):
         chain = self.target.new_chain_state(np.asarray(labels, dtype=np.int64), self.values,
@@ -353,11 +357,13 @@ class KernelChain:
 
 def kernel_draws(model, move, draws, chains=4, seed=0, **chain_kwargs):
     """(chains, draws, n) canonical labels from ``move(rng, chain)`` applied once per
-    draw to a :class:`KernelChain` per chain (each started at one block)."""
+    draw to a :class:`KernelChain` per chain (each started at one block). Chain c
+    has the numpy generator ``rng`` and the kernel stream ``chain.stream``, both
+    from ``(seed, c)``."""
     out = []
     for c in range(chains):
         rng = np.random.default_rng([seed, c])
-        chain = KernelChain(model, **chain_kwargs)
+        chain = KernelChain(model, seed=np.random.SeedSequence([seed, c, 1]), **chain_kwargs)
         rows = np.empty((draws, chain.n), dtype=np.int64)
         for t in range(draws):
             move(rng, chain)
@@ -367,8 +373,9 @@ def kernel_draws(model, move, draws, chains=4, seed=0, **chain_kwargs):
 
 
 def gibbs_move(rng, chain):
-    """One Gibbs sweep (Neal 2000, Alg. 3) with the package's kernel."""
-    failed = gibbs.run_sweeps(int(rng.integers(2**31)), 1, chain.state, chain.prior,
+    """One Gibbs sweep (Neal 2000, Alg. 3) with the package's kernel, drawing from the
+    chain's kernel stream (``rng`` unused)."""
+    failed = gibbs.run_sweeps(chain.stream, 1, chain.state, chain.prior,
                               chain.params, chain.stats, chain.data, chain.log_w, chain.order)
     check_item(failed, "gibbs_move")
 

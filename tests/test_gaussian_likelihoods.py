@@ -29,6 +29,7 @@ from pymc_partitions.kernels import (
 )
 from pymc_partitions.kernels.components import add, combine, log_pred, mv_normal, niw
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.state import open_slot
 from pymc_partitions.step_methods.target import PartitionTarget
 
@@ -231,8 +232,9 @@ def test_statistics_stay_exact_over_many_sweeps(lik):
     params, stats, data = target.kernel_args(chain, values, per_lik)
     state = chain.state
     canon, scratch = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    stream = new_stream(0)
     for sweep in range(10):
-        gibbs.run_sweeps(sweep, 50, state, prior, params, stats, data, np.empty(n + 1),
+        gibbs.run_sweeps(stream, 50, state, prior, params, stats, data, np.empty(n + 1),
                          np.arange(n, dtype=np.int64))
         _, _, kernel = summarise(state, prior, params, stats, canon, scratch)
         reference = float(logp({"z": canon}))

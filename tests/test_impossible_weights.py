@@ -16,6 +16,7 @@ from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge
 from pymc_partitions.kernels.components import normal
 from pymc_partitions.kernels.errors import ImpossibleConditionalError, check_item
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 
 
 def setup(x, labels, alpha=1.0):
@@ -51,7 +52,7 @@ def test_gibbs_all_minus_inf_reports_item_and_keeps_state():
     # One item, alpha = 0: after removing it the only option is a new block, weight 0.
     state, prior, params, stats, data = setup(np.zeros((1, 1)), [0], alpha=0.0)
     before = snapshot(state, stats)
-    failed = gibbs.run_sweeps(1, 3, state, prior, params, stats, data, np.empty(2),
+    failed = gibbs.run_sweeps(new_stream(1), 3, state, prior, params, stats, data, np.empty(2),
                               np.arange(1))
     assert failed == 0
     assert_unchanged(before, state, stats)
@@ -63,7 +64,7 @@ def test_gibbs_nan_weight_reports_item_and_keeps_state():
     x = nan_data()
     state, prior, params, stats, data = setup(x, np.zeros(6))
     before = snapshot(state, stats)
-    failed = gibbs.run_sweeps(1, 1, state, prior, params, stats, data, np.empty(7),
+    failed = gibbs.run_sweeps(new_stream(1), 1, state, prior, params, stats, data, np.empty(7),
                               np.arange(6))
     # Every item's one existing block holds the NaN: the first item visited fails.
     assert 0 <= failed < 6
@@ -74,7 +75,7 @@ def test_gibbs_finite_weights_report_no_failure():
     state, prior, params, stats, data = setup(
         np.random.default_rng(1).normal(size=(8, 2)), np.zeros(8)
     )
-    assert gibbs.run_sweeps(1, 2, state, prior, params, stats, data, np.empty(9),
+    assert gibbs.run_sweeps(new_stream(1), 2, state, prior, params, stats, data, np.empty(9),
                             np.arange(8)) == -1
 
 
@@ -137,7 +138,7 @@ def test_run_split_merge_reports_item(n_proposals, n_gibbs):
     scratch = [np.empty(6, dtype=np.int64) for _ in range(2)]
     outcomes = np.zeros(4, dtype=np.int64)
     failed = split_merge.run_split_merge(
-        1, n_proposals, 2, split_merge.RESTRICTED_GIBBS, n_gibbs, state, prior, params,
+        new_stream(1), n_proposals, 2, split_merge.RESTRICTED_GIBBS, n_gibbs, state, prior, params,
         stats, data, np.empty(7), np.arange(6), *scratch, outcomes,
     )
     assert 0 <= failed < 6

@@ -16,6 +16,7 @@ import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
 from pymc_partitions.kernels.components import add, irm, log_marginal, log_pred
 from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.state import open_slot, top_free_slot
 
 RTOL = 1e-8
@@ -229,8 +230,9 @@ def test_gibbs_sweeps_keep_the_statistics_exact():
     prior = crp.make_params(alpha, n)
     canon, scratch = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     n_blocks = set()
-    for seed in range(5):
-        gibbs.run_sweeps(seed, 3, state, prior, params, stats, data, np.empty(n + 1),
+    stream = new_stream(0)
+    for _ in range(5):
+        gibbs.run_sweeps(stream, 3, state, prior, params, stats, data, np.empty(n + 1),
                          np.arange(n, dtype=np.int64))
         k, _, lj = summarise(state, prior, params, stats, canon, scratch)
         n_blocks.add(int(k))

@@ -20,6 +20,7 @@ import numpy as np
 from pymc_partitions.analysis._draws import read_draws
 from pymc_partitions.analysis.distances import compact_labels, distance_function
 from pymc_partitions.analysis.similarity import coclustering_count_matrix, item_major_labels
+from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.salso import pair_weight_scores, salso_run
 from pymc_partitions.partitions import canonicalize
 
@@ -144,7 +145,8 @@ def point_estimate(
     max_blocks : most blocks the estimate may have; default the largest number of
         blocks among the draws (as salso). Memory for VI: 2 * U * L * max_blocks
         bytes (U distinct draws, L = most labels in a draw).
-    seed : int or None, seeds the runs.
+    seed : int, ``numpy.random.Generator`` or None (fresh entropy): seeds the runs'
+        stream (:func:`pymc_partitions.kernels.random.new_stream`).
     Cost per scan over the items: O(n^2) for Binder, O(n U K) for VI.
     Returns a :class:`PointEstimate`.
     """
@@ -192,13 +194,13 @@ def point_estimate(
     order, saved, members = (np.empty(n, dtype=np.int64) for _ in range(3))
     acc = np.empty(max_blocks, dtype=np.float64)
     out_loss = np.empty(1)
-    rng = np.random.default_rng(seed)
+    stream = new_stream(seed)  # one stream, continued from run to run
     candidates = {}
     for _ in range(int(n_runs)):
         salso_run(
             kind, float(ds.n_draws), search_counts, labels_t, ds.weights, cnt, gtab, c, size,
             order, acc, saved, members, max_blocks, float(p_seq), int(max_scans),
-            int(max_zealous), int(rng.integers(2**31 - 1)), out_loss,
+            int(max_zealous), stream, out_loss,
         )  # fmt: skip
         labels = canonicalize(c)
         candidates.setdefault(labels.tobytes(), labels)

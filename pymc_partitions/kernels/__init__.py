@@ -7,7 +7,9 @@
   :mod:`.split_merge` (Jain & Neal 2004, restricted Gibbs split-merge) and
   :mod:`.sweep_block` (Herlau et al. 2016, eqs. 5-6), the block primitive later
   moves are built from;
-- :mod:`.random`: counter-based uniforms, so two chains can share random numbers;
+- :mod:`.random`: explicit 64-bit random streams (one per chain, from a
+  ``numpy.random.SeedSequence``) and counter-based uniforms, so two chains can
+  share random numbers;
 - :mod:`.bookkeeping`: loading labels, refreshing caches, the log joint.
 
 Moves are module-level functions over generic primitives; numba specialises them

@@ -20,22 +20,22 @@ Example
 -------
 >>> import numpy as np
 >>> from pymc_partitions.kernels import new_state, assign_labels, gibbs
+>>> from pymc_partitions.kernels.random import new_stream
 >>> from pymc_partitions.kernels.components import normal
 >>> from pymc_partitions.kernels.priors import crp
 >>> x = np.random.default_rng(0).normal(size=(50, 2))
 >>> params = normal.make_params(np.zeros(2), np.ones(2), np.ones(2), n=50)
 >>> stats, data, state = normal.alloc_stats(50, 2, params), normal.make_data(x), new_state(50)
 >>> assign_labels(state, params, stats, data, np.zeros(50, dtype=np.int64))
->>> gibbs.run_sweeps(1, 10, state, crp.make_params(1.0, 50), params, stats, data,
-...                  np.empty(51), np.arange(50))
+>>> gibbs.run_sweeps(new_stream(1), 10, state, crp.make_params(1.0, 50), params, stats,
+...                  data, np.empty(51), np.arange(50))
 """
-
-import numpy as np
 
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
 from pymc_partitions.kernels.components import add, log_pred, remove
 from pymc_partitions.kernels.priors import log_prior_pred
+from pymc_partitions.kernels.random import shuffle, uniform
 from pymc_partitions.kernels.state import (
     NO_CHOICE,
     close_slot,
@@ -85,24 +85,25 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
 
 
 @entry
-def run_sweeps(seed, n_sweeps, state, prior_params, params, stats, data, log_w, order):
-    """Seed numba's generator with ``seed`` and run ``n_sweeps`` Gibbs sweeps.
+def run_sweeps(stream, n_sweeps, state, prior_params, params, stats, data, log_w, order):
+    """Run ``n_sweeps`` Gibbs sweeps, drawing from ``stream``.
 
-    Each sweep visits the items in a fresh uniformly random order. ``log_w``:
-    (n + 1,) float64 scratch; ``order``: (n,) int64 scratch holding a permutation
-    of 0..n-1.
+    Each sweep visits the items in a fresh uniformly random order. ``stream``: (4,)
+    uint64, a :mod:`~pymc_partitions.kernels.random` stream, advanced in place;
+    ``log_w``: (n + 1,) float64 scratch; ``order``: (n,) int64 scratch holding a
+    permutation of 0..n-1.
 
     Returns -1, or the item whose full conditional had no block of positive weight
     (see :func:`update_item`); the sweeps stop there, the state a valid partition.
     Callers must raise (``pymc_partitions.kernels.errors.check_item``).
     """
-    np.random.seed(seed)
+    n = order.shape[0]
     for _ in range(n_sweeps):
-        np.random.shuffle(order)
-        for t in range(order.shape[0]):
+        shuffle(stream, order, n)
+        for t in range(n):
             i = order[t]
             if update_item(
-                state, prior_params, params, stats, data, i, np.random.random(), log_w
+                state, prior_params, params, stats, data, i, uniform(stream), log_w
             ) == NO_CHOICE:
                 return i
     return -1

@@ -40,6 +40,7 @@ block.
 import numpy as np
 
 from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels.random import bounded, shuffle, uniform
 
 
 @primitive
@@ -137,15 +138,6 @@ def _choose(
 
 
 @primitive
-def _shuffle(order, count):
-    for t in range(count - 1, 0, -1):
-        s = np.random.randint(0, t + 1)
-        tmp = order[t]
-        order[t] = order[s]
-        order[s] = tmp
-
-
-@primitive
 def _allocate(
     items, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
     max_blocks, loss,
@@ -166,14 +158,14 @@ def _allocate(
 
 @primitive
 def _sweeten(
-    kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order, max_blocks,
-    max_scans, loss,
+    stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+    max_blocks, max_scans, loss,
 ):  # fmt: skip
     n = c.shape[0]
     for _ in range(max_scans):
         for t in range(n):
             order[t] = t
-        _shuffle(order, n)
+        shuffle(stream, order, n)
         changed = False
         for t in range(n):
             i = order[t]
@@ -194,7 +186,7 @@ def _sweeten(
 @entry
 def salso_run(
     kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, order, acc, saved, members,
-    max_blocks, p_seq, max_scans, max_zealous, seed, out_loss,
+    max_blocks, p_seq, max_scans, max_zealous, stream, out_loss,
 ):  # fmt: skip
     """One SALSO run; the result is left in ``c`` (block slots, not canonical).
 
@@ -209,10 +201,11 @@ def salso_run(
     c : (n,) int64 result; size : (max_blocks,) int64 block sizes
     order, saved, members : (n,) int64 scratch; acc : (max_blocks,) float64 scratch
     max_blocks : int >= 1; p_seq : probability of sequential allocation;
-    max_scans, max_zealous : ints; seed : int (seeds numba's generator)
+    max_scans, max_zealous : ints
+    stream : (4,) uint64, a :mod:`~pymc_partitions.kernels.random` stream, advanced in
+        place (one stream serves successive runs)
     out_loss : (1,) float64, M * loss up to a constant of the draws (to compare runs)
     """
-    np.random.seed(seed)
     n = c.shape[0]
     for i in range(n):
         c[i] = -1
@@ -224,22 +217,22 @@ def salso_run(
                 for l in range(cnt.shape[2]):
                     cnt[k, m, l] = 0
     loss = 0.0
-    if np.random.random() < p_seq:
+    if uniform(stream) < p_seq:
         for t in range(n):
             order[t] = t
-        _shuffle(order, n)
+        shuffle(stream, order, n)
         loss = _allocate(
             order, n, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
             max_blocks, loss,
         )  # fmt: skip
     else:
         for i in range(n):
-            k = np.random.randint(0, max_blocks)
+            k = bounded(stream, max_blocks)
             v = _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
             _add(i, k, c, size, labels_t, cnt, kind)
             loss += v
     loss = _sweeten(
-        kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+        stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
         max_blocks, max_scans, loss,
     )  # fmt: skip
     for _ in range(max_zealous):
@@ -247,7 +240,7 @@ def salso_run(
         for k in range(size.shape[0]):
             if size[k] > 0:
                 used += 1
-        pick = np.random.randint(0, used)
+        pick = bounded(stream, used)
         target = -1
         for k in range(size.shape[0]):
             if size[k] > 0:
@@ -269,13 +262,13 @@ def salso_run(
             loss -= _delta(
                 i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab
             )
-        _shuffle(members, count)
+        shuffle(stream, members, count)
         loss = _allocate(
             members, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab,
             acc, max_blocks, loss,
         )  # fmt: skip
         loss = _sweeten(
-            kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+            stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
             max_blocks, max_scans, loss,
         )  # fmt: skip
         if loss < before - 1e-9 * (abs(before) + n_draws):

@@ -40,10 +40,12 @@ probability zero, so no flow is lost either way. A NaN weight or log joint is an
 error, not a rejection: the update restores the state and returns ``FAILED``
 (``run_split_merge`` returns the item i, the single-update entries raise).
 
-Randomness: every decision is ``counter_uniform(key, c)`` with c = h for item h's
-launch block, (s + 1) n + h in scan s (the final scan is s = t) and (t + 2) n for
-the acceptance; S is scanned in increasing item order (``SEQUENTIAL``: shuffled
-with uniforms (t + 3) n + position, allocated with (s = 0) uniforms). Two chains given the same
+Randomness: ``run_split_merge`` draws each update's pair (i, j) and a 64-bit key
+from its stream (:mod:`~pymc_partitions.kernels.random`); within the update every
+decision is ``counter_uniform(key, c)`` with c = h for item h's launch block,
+(s + 1) n + h in scan s (the final scan is s = t) and (t + 2) n for the acceptance;
+S is scanned in increasing item order (``SEQUENTIAL``: shuffled with uniforms
+(t + 3) n + position, allocated with (s = 0) uniforms). Two chains given the same
 (i, j, key) therefore use the same uniform for the same decision (Nguyen et al.
 2022, Algorithm 3).
 
@@ -60,7 +62,7 @@ from pymc_partitions.kernels.components import add, log_pred, remove
 from pymc_partitions.kernels.errors import NAN_SPLIT_MERGE_MESSAGE
 from pymc_partitions.kernels.gibbs import update_item
 from pymc_partitions.kernels.priors import log_prior_pred
-from pymc_partitions.kernels.random import counter_uniform
+from pymc_partitions.kernels.random import bounded, counter_uniform, random_key, shuffle, uniform
 from pymc_partitions.kernels.state import NO_CHOICE
 
 # Outcomes of one update (``split_merge_update``'s return value).
@@ -283,40 +285,41 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
 
 
 @entry
-def run_split_merge(seed, n_proposals, n_scans, proposal, n_gibbs_sweeps, state,
+def run_split_merge(stream, n_proposals, n_scans, proposal, n_gibbs_sweeps, state,
                     prior_params, params, stats, data, log_w, order, members, origin,
                     outcomes):
     """SM(t, m, n): ``n_proposals`` split-merge updates, then ``n_gibbs_sweeps`` Gibbs
-    sweeps (Neal 2000, Alg. 3), numba's generator seeded with ``seed``.
+    sweeps (Neal 2000, Alg. 3), drawing from ``stream``.
 
-    Each update draws (i, j), a uniformly random pair of distinct items, and a key
-    for its counter-based uniforms. outcomes : (4,) int64, incremented at the index
-    of each update's outcome (``SPLIT_REJECTED`` ... ``MERGE_ACCEPTED``).
-    log_w (n + 1,) float64, order, members, origin (n,) int64: scratch.
+    stream : (4,) uint64, a :mod:`~pymc_partitions.kernels.random` stream, advanced
+    in place. Each update draws (i, j), a uniformly random pair of distinct items,
+    and a 64-bit key for its counter-based uniforms. outcomes : (4,) int64,
+    incremented at the index of each update's outcome (``SPLIT_REJECTED`` ...
+    ``MERGE_ACCEPTED``). log_w (n + 1,) float64, order, members, origin (n,) int64:
+    scratch.
 
     Returns -1, or the item whose update failed (an update's i when it returned
     ``FAILED``, a Gibbs item with no block of positive weight); the run stops there
     with the state a valid partition. Callers must raise (``errors.check_item``).
     """
-    np.random.seed(seed)
     n = order.shape[0]
     for _ in range(n_proposals):
-        i = np.random.randint(0, n)
-        j = np.random.randint(0, n - 1)
+        i = bounded(stream, n)
+        j = bounded(stream, n - 1)
         if j >= i:
             j += 1
-        key = np.random.randint(0, 2**62)
+        key = random_key(stream)
         outcome, _, _ = split_merge_update(state, prior_params, params, stats, data, i, j, key,
                                            n_scans, proposal, members, origin)
         if outcome == FAILED:
             return i
         outcomes[outcome] += 1
     for _ in range(n_gibbs_sweeps):
-        np.random.shuffle(order)
+        shuffle(stream, order, n)
         for t in range(n):
             h = order[t]
             if update_item(state, prior_params, params, stats, data, h,
-                           np.random.random(), log_w) == NO_CHOICE:
+                           uniform(stream), log_w) == NO_CHOICE:
                 return h
     return -1
 

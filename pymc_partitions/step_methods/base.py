@@ -8,6 +8,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pymc_partitions.compat import ChainSetup
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.kernels import summarise
+from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.target import PartitionTarget
 
 
@@ -23,10 +24,13 @@ class PartitionStep(ChainSetup, BlockedStep):
     stats ``n_clusters``, ``largest_cluster_frac`` and ``log_joint`` (the collapsed
     log p(y, z | hyperparameters)).
 
-    Randomness: every iteration draws a 32-bit seed from the step's
-    ``numpy.random.Generator`` (the one PyMC gives each chain) and seeds numba's
-    generator with it, so the same ``random_seed`` gives the same draws with
-    ``cores=1`` and ``cores>1``.
+    Randomness: when a chain starts, the step makes the chain's kernel stream (the
+    256-bit state of a 64-bit generator, :mod:`pymc_partitions.kernels.random`) from
+    a ``numpy.random.SeedSequence`` fed with 256 bits drawn from the generator PyMC
+    gives that chain; every iteration continues that stream, nothing is reseeded,
+    and numba's global generator is never touched. Chains' streams cannot collide
+    (short of a 2^-256-scale accident), and the same ``random_seed`` gives the same
+    draws with ``cores=1`` and ``cores>1``.
     """
 
     default_blocked = False  # one step instance per partition variable
@@ -51,6 +55,7 @@ class PartitionStep(ChainSetup, BlockedStep):
 
     def start_chain(self, rng):
         self._chain = None  # built from the first point this chain sees
+        self._stream = new_stream(rng)  # advanced by every move of this chain
 
     @staticmethod
     def competence(var, has_grad=None):
@@ -61,8 +66,9 @@ class PartitionStep(ChainSetup, BlockedStep):
     #: What :meth:`move` does, for error messages ("during a Gibbs sweep").
     move_description = "the move"
 
-    def move(self, seed, chain, prior_params, params, stats, data):  # pragma: no cover
-        """Run the move on ``chain`` (a :class:`ChainState`) with numba seeded by ``seed``.
+    def move(self, stream, chain, prior_params, params, stats, data):  # pragma: no cover
+        """Run the move on ``chain`` (a :class:`ChainState`), drawing from ``stream``
+        (the chain's (4,) uint64 kernel stream, advanced in place).
 
         Returns ``(failed, extra)``: ``failed`` the item the kernel reported as having
         no block of positive probability (-1: none; see
@@ -81,8 +87,7 @@ class PartitionStep(ChainSetup, BlockedStep):
                 target.validate_labels(labels), values, per_lik
             )
         params, stats, data = target.kernel_args(chain, values, per_lik)
-        seed = int(self.rng.integers(2**32))
-        failed, move_stats = self.move(seed, chain, prior_params, params, stats, data)
+        failed, move_stats = self.move(self._stream, chain, prior_params, params, stats, data)
         if failed >= 0:
             # The kernel state is a valid partition but a part-done move: reload the
             # point's labels should sampling go on.

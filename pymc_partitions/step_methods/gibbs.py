@@ -58,9 +58,9 @@ class Gibbs(PartitionStep):
             return Competence.IDEAL
         return Competence.INCOMPATIBLE
 
-    def move(self, seed, chain, prior_params, params, stats, data):
+    def move(self, stream, chain, prior_params, params, stats, data):
         failed = gibbs.run_sweeps(
-            seed, self.n_sweeps, chain.state, prior_params, params, stats, data,
+            stream, self.n_sweeps, chain.state, prior_params, params, stats, data,
             chain.log_w, chain.order,
         )
         return failed, None

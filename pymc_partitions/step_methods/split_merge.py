@@ -110,11 +110,11 @@ class SplitMerge(PartitionStep):
         self._origin = np.empty(n, dtype=np.int64)
         self._outcomes = np.zeros(4, dtype=np.int64)
 
-    def move(self, seed, chain, prior_params, params, stats, data):
+    def move(self, stream, chain, prior_params, params, stats, data):
         outcomes = self._outcomes
         outcomes[:] = 0
         failed = split_merge.run_split_merge(
-            seed, self.n_proposals, self.n_restricted_scans, PROPOSALS[self.proposal],
+            stream, self.n_proposals, self.n_restricted_scans, PROPOSALS[self.proposal],
             self.n_gibbs_sweeps, chain.state, prior_params, params, stats, data,
             chain.log_w, chain.order, self._members, self._origin, outcomes,
         )
