@@ -11,8 +11,8 @@
 Layers: :mod:`.distributions` (partition priors, collapsed likelihoods) →
 :mod:`.step_methods` (PyMC steps) → :mod:`.kernels` (numba); beside them
 :mod:`.analysis` (distances, similarity, point estimates, credible balls, block
-parameters), :mod:`.plots`, :mod:`.datasets`, and :mod:`.partitions` (plain-numpy
-partition utilities).
+parameters, leave-one-out log-likelihoods), :mod:`.plots`, :mod:`.datasets`, and
+:mod:`.partitions` (plain-numpy partition utilities).
 """
 
 from pymc_partitions import compat, datasets, plots
@@ -31,6 +31,7 @@ from pymc_partitions.analysis import (
     similarity_matrix,
     variation_of_information,
 )
+from pymc_partitions.analysis.loo import compute_log_likelihood
 from pymc_partitions.analysis.block_parameters import (
     posterior_predictive_density,
     sample_block_parameters,
@@ -66,6 +67,7 @@ __version__ = "0.1.0"
 compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
 compat.install_initval_checks()
+compat.install_log_likelihood()
 compat.quiet_object_mode_warnings([
     # partition priors
     "crp_rv", "pitman_yor_rv", "fixed_blocks_rv", "mfm_rv", "proper_coloring_rv",
@@ -104,6 +106,7 @@ __all__ = [
     "add_partition_statistics",
     "adjusted_rand_index",
     "binder_loss",
+    "compute_log_likelihood",
     "credible_ball",
     "dahl_estimate",
     "expected_loss",

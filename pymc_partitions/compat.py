@@ -8,8 +8,10 @@
 - ``pm.sample`` returns ``arviz.InferenceData`` (ArviZ < 1) or ``xarray.DataTree``
   (ArviZ >= 1): :func:`posterior_dataset` reads the posterior from either.
 - Registration of our steps with ``pm.sample``'s automatic assignment, the
-  partition-aware convergence checks (:func:`install_convergence_checks`) and the
-  check of partition ``initvals`` (:func:`install_initval_checks`).
+  partition-aware convergence checks (:func:`install_convergence_checks`), the
+  check of partition ``initvals`` (:func:`install_initval_checks`) and pointwise
+  leave-one-out terms for collapsed likelihoods in ``pm.compute_log_likelihood``
+  (:func:`install_log_likelihood`).
 - ``ancestors`` moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal``.
 - PyTensor 3 runs forward draws through numba and warns that it falls back to
   object mode for Python ``rng_fn`` methods; ours are Python by design (a draw is
@@ -178,6 +180,42 @@ def install_initval_checks():
 
     make_initial_point_fns_per_chain.__wrapped__ = original
     mcmc.make_initial_point_fns_per_chain = make_initial_point_fns_per_chain
+
+
+def install_log_likelihood():
+    """Make ``pm.compute_log_likelihood`` (and so ``pm.sample(idata_kwargs={"log_likelihood":
+    True})``) give pointwise leave-one-out terms for collapsed likelihoods.
+
+    PyMC evaluates each observed variable's elementwise log density; a collapsed
+    likelihood's is one joint term per draw, with which ``az.loo`` / ``az.compare``
+    run without a warning and mean nothing. The wrapper hands the collapsed
+    likelihoods to :func:`pymc_partitions.analysis.loo.pymc_compute_log_likelihood`
+    (the conditionals log p(y_i | y_-i, z, theta)) and every other observed variable to
+    PyMC's function. PyMC calls it as ``pymc.stats.log_density.compute_log_likelihood``
+    (``pm.sample`` and ``to_inference_data`` import it at call time); the names
+    ``pm.compute_log_likelihood`` and ``pymc.stats.compute_log_likelihood`` are bound
+    at PyMC's import, so each name still bound to PyMC's function is rebound. Same
+    signature on PyMC 5 and 6 (keyword-only after ``idata``; PyMC 6 adds ``backend``,
+    passed through).
+    """
+    import pymc.stats
+    import pymc.stats.log_density as log_density
+
+    original = getattr(
+        log_density.compute_log_likelihood, "__wrapped__", log_density.compute_log_likelihood
+    )
+
+    def compute_log_likelihood(idata, **kwargs):
+        from pymc_partitions.analysis.loo import pymc_compute_log_likelihood
+
+        return pymc_compute_log_likelihood(original, idata, **kwargs)
+
+    compute_log_likelihood.__wrapped__ = original
+    compute_log_likelihood.__doc__ = original.__doc__
+    for module in (log_density, pymc.stats, pymc):
+        bound = getattr(module, "compute_log_likelihood", None)
+        if bound is original or getattr(bound, "__wrapped__", None) is original:
+            module.compute_log_likelihood = compute_log_likelihood
 
 
 def group_dataset(idata, name):
