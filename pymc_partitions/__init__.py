@@ -31,11 +31,11 @@ from pymc_partitions.analysis import (
     similarity_matrix,
     variation_of_information,
 )
-from pymc_partitions.analysis.loo import compute_log_likelihood
 from pymc_partitions.analysis.block_parameters import (
     posterior_predictive_density,
     sample_block_parameters,
 )
+from pymc_partitions.analysis.loo import compute_log_likelihood
 from pymc_partitions.distributions import (
     CRP,
     IRM,

@@ -199,7 +199,7 @@ def install_log_likelihood():
     passed through).
     """
     import pymc.stats
-    import pymc.stats.log_density as log_density
+    from pymc.stats import log_density
 
     original = getattr(
         log_density.compute_log_likelihood, "__wrapped__", log_density.compute_log_likelihood
