@@ -431,6 +431,9 @@ def test_pymc_compute_log_likelihood_gives_the_terms():
     assert got["w"].dims == ("chain", "draw", "w_dim_0")
     ours = pmp.compute_log_likelihood(idata, model, extend_inferencedata=False)
     np.testing.assert_allclose(got["y"].values, ours["y"].values, rtol=1e-12)
+    # Extending an existing group replaces y and keeps the other variables.
+    pmp.compute_log_likelihood(idata, model)
+    assert sorted(compat.group_dataset(idata, "log_likelihood").data_vars) == ["w", "y"]
     sig = np.asarray(idata["posterior"]["sigma"].values)[..., None]
     w_ref = -0.5 * (np.array([0.3, -0.5]) / sig) ** 2 - np.log(sig) - 0.5 * np.log(2 * np.pi)
     np.testing.assert_allclose(got["w"].values, w_ref, rtol=1e-10)

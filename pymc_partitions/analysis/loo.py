@@ -98,8 +98,8 @@ def compute_log_likelihood(idata, model=None, *, var_names=None, extend_inferenc
     For each collapsed likelihood ``y`` observed on a partition and each posterior
     draw, computes :math:`\log p(y_i \mid y_{-i}, z_{-i}, \theta)` for every item i,
     item i's label integrated out (see the module docstring: the non-factorised LOO
-    of Bürkner, Gabry & Vehtari 2021),
-    and writes it as ``log_likelihood[y]`` with dims ``(*sample_dims, item)``. The
+    of Bürkner, Gabry & Vehtari 2021), and writes it as ``log_likelihood[y]`` with
+    dims ``(*sample_dims, item)``. The
     item dimension is the observed variable's first dimension (its name from
     ``dims=``, else ``{y}_dim_0``). ``az.loo(idata, var_name="y")`` and
     ``az.compare`` then estimate the expected log predictive density of one left-out
