@@ -11,8 +11,8 @@
 Layers: :mod:`.distributions` (partition priors, collapsed likelihoods) →
 :mod:`.step_methods` (PyMC steps) → :mod:`.kernels` (numba); beside them
 :mod:`.analysis` (distances, similarity, point estimates, credible balls, block
-parameters), :mod:`.plots`, :mod:`.datasets`, and :mod:`.partitions` (plain-numpy
-partition utilities).
+parameters, leave-one-out log-likelihoods), :mod:`.plots`, :mod:`.datasets`, and
+:mod:`.partitions` (plain-numpy partition utilities).
 """
 
 from pymc_partitions import compat, datasets, plots
@@ -35,6 +35,7 @@ from pymc_partitions.analysis.block_parameters import (
     posterior_predictive_density,
     sample_block_parameters,
 )
+from pymc_partitions.analysis.loo import compute_log_likelihood
 from pymc_partitions.distributions import (
     CRP,
     IRM,
@@ -97,6 +98,7 @@ __all__ = [
     "add_partition_statistics",
     "adjusted_rand_index",
     "binder_loss",
+    "compute_log_likelihood",
     "credible_ball",
     "dahl_estimate",
     "expected_loss",

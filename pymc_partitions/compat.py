@@ -33,6 +33,11 @@ initval_checks     ``pymc.sampling.mcmc.make_initial_point_fns_  none: no hook s
 object_mode_       Python warnings filter for PyTensor's         Python's warnings filter;
 warnings           "Numba will use object mode" notice, for our  PyTensor has no per-op
                    ops only                                      switch
+log_likelihood     ``pymc.stats.log_density.compute_log_         none: PyMC evaluates each
+                   likelihood`` wrapped (and the names           observed variable's own
+                   ``pm.compute_log_likelihood``, ``pymc.stats.  elementwise logp, one
+                   compute_log_likelihood``): pointwise leave-   joint term for a collapsed
+                   one-out terms for collapsed likelihoods       likelihood
 ================== ============================================= ==========================
 
 The partition's default start is *not* a patch: it is the priors' ``support_point``
@@ -400,6 +405,35 @@ def _quiet_our_object_mode_warnings():
     quiet_object_mode_warnings(our_random_variable_names())
 
 
+# --- log_likelihood: pointwise leave-one-out terms ---------------------------------------
+
+
+def _log_likelihood_wrapper(original):
+    """``pm.compute_log_likelihood`` (and so ``pm.sample(idata_kwargs={"log_likelihood":
+    True})``) with pointwise leave-one-out terms for collapsed likelihoods.
+
+    PyMC evaluates each observed variable's elementwise log density; a collapsed
+    likelihood's is one joint term per draw, with which ``az.loo`` / ``az.compare``
+    run without a warning and mean nothing. The replacement hands the collapsed
+    likelihoods to :func:`pymc_partitions.analysis.loo.pymc_compute_log_likelihood`
+    and every other observed variable to PyMC's function. Same signature on PyMC 5
+    and 6 (keyword-only after ``idata``; PyMC 6 adds ``backend``, passed through).
+    """
+
+    def compute_log_likelihood(idata, **kwargs):
+        from pymc_partitions.analysis.loo import pymc_compute_log_likelihood
+
+        return pymc_compute_log_likelihood(original, idata, **kwargs)
+
+    compute_log_likelihood.__doc__ = original.__doc__
+    return compute_log_likelihood
+
+
+def install_log_likelihood():
+    """Install the ``log_likelihood`` entry of :data:`PATCHES` (idempotent)."""
+    install_patches(["log_likelihood"])
+
+
 PATCHES = [
     Patch(
         name="step_methods",
@@ -483,6 +517,44 @@ PATCHES = [
             "3.3": {
                 "pytensor.link.numba.dispatch.basic:generate_fallback_impl": (
                     "(op, node, storage_map=None, **kwargs)", "0d3aa085823d4c33"),
+            },
+        },
+    ),
+    Patch(
+        name="log_likelihood",
+        why=(
+            "pm.compute_log_likelihood stores one joint term per draw for a collapsed "
+            "likelihood, with which az.loo runs and means nothing; the wrapper gives the "
+            "pointwise leave-one-out terms (pmp.compute_log_likelihood) for collapsed "
+            "likelihoods and PyMC's own values for other observed variables. Re-check the "
+            "keywords (var_names, extend_inferencedata, model, sample_dims, progressbar, "
+            "backend) and that the callers import it from pymc.stats.log_density at call time."
+        ),
+        wrap=_log_likelihood_wrapper,
+        targets=(
+            "pymc.stats.log_density:compute_log_likelihood",
+            "pymc.stats:compute_log_likelihood",
+            "pymc:compute_log_likelihood",
+        ),
+        relies_on=(
+            "pymc.stats.log_density:compute_log_likelihood",
+            "pymc.sampling.mcmc:_sample_return",
+        ),
+        fingerprints={
+            "5.28": {
+                "pymc.stats.log_density:compute_log_likelihood": (
+                    "(idata, *, var_names=None, extend_inferencedata=True, model=None, "
+                    "sample_dims=('chain', 'draw'), progressbar=True, compile_kwargs=None)",
+                    "f2dad7bdedccfa0a"),
+                "pymc.sampling.mcmc:_sample_return": "44573f06c6a755aa",
+            },
+            "6.4": {
+                "pymc.stats.log_density:compute_log_likelihood": (
+                    "(idata, *, var_names=None, extend_inferencedata=True, model=None, "
+                    "sample_dims=('chain', 'draw'), progressbar=True, backend=None, "
+                    "compile_kwargs=None)",
+                    "e9bae995f3bcab21"),
+                "pymc.sampling.mcmc:_sample_return": "636bbc93162fee48",
             },
         },
     ),

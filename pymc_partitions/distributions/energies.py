@@ -36,6 +36,9 @@ class KMeansEnergyRV(CollapsedLikelihoodRV):
     hyper_names = ("temperature",)
     positive = ("temperature",)
     kernel = km_kernel
+    # Not normalised over the data: no predictive density, so no leave-one-out terms
+    # (pmp.compute_log_likelihood refuses it).
+    normalised = False
 
     @classmethod
     def rng_fn(cls, rng, partition, temperature, size):
