@@ -372,10 +372,11 @@ def kernel_draws(model, move, draws, chains=4, seed=0, **chain_kwargs):
     return np.stack(out)
 
 
-def gibbs_move(rng, chain):
-    """One Gibbs sweep (Neal 2000, Alg. 3) with the package's kernel, drawing from the
-    chain's kernel stream (``rng`` unused)."""
-    failed = gibbs.run_sweeps(chain.stream, 1, chain.state, chain.prior,
+def gibbs_move(rng, chain, run_sweeps=gibbs.run_sweeps):
+    """One Gibbs sweep (Neal 2000, Alg. 3) with the package's kernel (or another
+    compilation of it, ``run_sweeps``), drawing from the chain's kernel stream
+    (``rng`` unused)."""
+    failed = run_sweeps(chain.stream, 1, chain.state, chain.prior,
                               chain.params, chain.stats, chain.data, chain.log_w, chain.order)
     check_item(failed, "gibbs_move")
 

@@ -7,6 +7,7 @@ code path passes, so the failure is the defect's and not the path's. Each test
 asserts which check of :func:`helpers.judge` catches the defect.
 """
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -23,7 +24,7 @@ from helpers import (
 from numba import njit
 
 import pymc_partitions as pmp
-from pymc_partitions.kernels import split_merge
+from pymc_partitions.kernels import gibbs, split_merge
 from pymc_partitions.kernels.components import normal, register
 from pymc_partitions.kernels.random import counter_uniform
 
@@ -93,6 +94,13 @@ def _log_marginal(params, stats, k):
 register(NoNewBlockNormaliser, log_pred=_bad_log_pred, add=_add, remove=_remove,
          refresh=_refresh, log_marginal=_log_marginal)
 
+# The sweep over this test's component is compiled without the on-disk cache: cached,
+# numba would pickle the component's type into the index of the package's
+# run_sweeps cache, which then fails to load (ModuleNotFoundError) in any process
+# that cannot import this test module, and the test's code would be cached beside
+# the kernels without being part of their fingerprint (kernels/_jit.py).
+_uncached_run_sweeps = njit(_nrt=False)(gibbs.run_sweeps.py_func)
+
 
 def small_scale_normal_model():
     n = 6
@@ -109,8 +117,11 @@ def test_gibbs_new_block_weight_without_normaliser_is_caught():
     # The same kernel path with the correct component passes ...
     assert judge(exact, kernel_draws(model, gibbs_move, 2500, seed=1)).passed
     # ... and with the wrong new-block weight fails.
-    draws = kernel_draws(model, gibbs_move, 2500, seed=1, wrap_params=NoNewBlockNormaliser)
+    draws = kernel_draws(model, partial(gibbs_move, run_sweeps=_uncached_run_sweeps), 2500,
+                         seed=1, wrap_params=NoNewBlockNormaliser)
     caught_by(judge(exact, draws), "|z|")
+    # ... and the package's cached sweep never saw the test's component type.
+    assert not any("NoNewBlockNormaliser" in str(sig) for sig in gibbs.run_sweeps.signatures)
 
 
 # ------------------------------------------------------------------ split-merge: no q
