@@ -53,9 +53,9 @@ def _collapsed_likelihoods(model):
     # model.observed_RVs again on every call (when the trace has observed data).
     found = []
     for rv in model.observed_RVs:
-        if rv.owner is not None and isinstance(rv.owner.op, CollapsedLikelihoodRV):
-            if not any(rv is other for other in found):
-                found.append(rv)
+        is_collapsed = rv.owner is not None and isinstance(rv.owner.op, CollapsedLikelihoodRV)
+        if is_collapsed and not any(rv is other for other in found):
+            found.append(rv)
     return found
 
 

@@ -24,7 +24,6 @@ from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.rewriting.basic import register_canonicalize
 
 from pymc_partitions.compat import ancestors
-
 from pymc_partitions.distributions.partition import PartitionPriorRV, block_sizes, partition_size
 from pymc_partitions.distributions.validation import (
     as_hyper_vector,
