@@ -124,11 +124,18 @@ def test_set_data_new_shape_is_refused():
         d = pm.Data("d", x2)
         z = pmp.CRP("z", alpha=1.0, n=N)
         pmp.CollapsedNormal("y", partition=z, observed=d)
+    logp = model.compile_logp()
     for bad in (np.zeros((N + 1, 2)), np.zeros((N, 3))):
         with model:
             pm.set_data({"d": bad})
             with pytest.raises(ValueError, match=r"CollapsedNormal 'y'.*n = 20 items"):
                 pmp.Gibbs([z])
+        # NUTS's log density and forward draws refuse it too.
+        with pytest.raises(ValueError, match=r"'y'.*must keep the shape \(20, 2\)"):
+            logp({"z": LABELS})
+        with model, pytest.raises(ValueError, match=r"'y'.*must keep the shape \(20, 2\)"):
+            pm.sample_posterior_predictive(_fixed_partition_posterior(LABELS, 2),
+                                           progressbar=False)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from pymc.distributions.dist_math import check_parameters
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import node_rewriter
+from pytensor.raise_op import CheckAndRaise
 from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.rewriting.basic import register_canonicalize
 
@@ -265,7 +266,7 @@ class CollapsedLikelihood(pm.Continuous):
         owner = f"{cls.__name__} '{name}'"
         data = cls.check_observed(observed, owner)
         check_partition(partition, data.shape[0], owner)
-        observed_var = observed_input(observed, data, name)
+        observed_var = observed_input(observed, data, name, partition, owner)
         hypers = cls._bind_hypers(args, kwargs, owner)
         hypers = cls.hyper_tensors(hypers, data, owner) + cls.derived_inputs(observed_var)
         return super().__new__(
@@ -355,7 +356,7 @@ def check_partition(partition, n_rows, owner):
         )
 
 
-def observed_input(observed, data, name):
+def observed_input(observed, data, name, partition=None, owner=None):
     """The graph variable of the observed data: PyMC's observed value and the op's
     last input (one variable, so the data are held once).
 
@@ -368,6 +369,16 @@ def observed_input(observed, data, name):
         var = pt.as_tensor_variable(observed).astype("float64")
         if var.ndim < data.ndim:
             var = pt.expand_dims(var, 1)
+        # Every evaluation (NUTS's log density, forward draws) checks the shape first,
+        # with a message that says what to do.
+        where = f"'{partition.name}'" if getattr(partition, "name", None) else "the partition"
+        message = (
+            f"{owner}: the observed pm.Data '{observed.name}' was given a new shape by "
+            f"pm.set_data; it must keep the shape {data.shape} the model was built with "
+            f"(partition {where} has n = {data.shape[0]} items). pm.set_data may change "
+            f"the values, not the shape; rebuild the model for data of another size."
+        )
+        var = CheckAndRaise(ValueError, message)(var, pt.all(pt.eq(var.shape, data.shape)))
         return pt.specify_shape(var, data.shape)
     return pt.constant(data, name=name)
 
