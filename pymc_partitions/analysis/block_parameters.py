@@ -22,6 +22,9 @@ stored hyperparameters, each block's parameters have a closed-form posterior.
   hyperparameters and :math:`w^{(s)}` the partition prior's prediction rule (CRP:
   :math:`n_k/(n+\alpha)` and :math:`\alpha/(n+\alpha)`).
 
+``pm.sample_posterior_predictive`` uses the same ``block_posterior_draw`` for its
+replicates (see :class:`~pymc_partitions.distributions.CollapsedLikelihood`).
+
 Both are generic over likelihood ops: the mathematics of a likelihood lives on its
 op (:meth:`~pymc_partitions.distributions.CollapsedLikelihoodRV.block_posterior_draw`,
 :meth:`~pymc_partitions.distributions.CollapsedLikelihoodRV.block_log_predictive`)

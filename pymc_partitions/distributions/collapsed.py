@@ -253,6 +253,12 @@ class CollapsedLikelihood(pm.Continuous):
     The choice is made when PyTensor compiles the draw (the rewrite
     :func:`collapsed_block_parameters`): "posterior" when the partition is an input
     of the computation, "prior" when a random variable in it produces the partition.
+    Likelihoods without a conjugate block posterior refuse posterior predictive
+    draws (:class:`~pymc_partitions.KMeansEnergy` has no forward draws at all).
+
+    ``.dist(partition, *hypers, data=None, predictive="conditional")``: ``data`` is
+    the observed variable forward draws condition on (without it, block parameters
+    come from their prior).
     """
 
     def __init_subclass__(cls, **kwargs):

@@ -341,10 +341,12 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
 
     Notes
     -----
-    Forward draws keep each item's observed totals and draw fresh block
-    probabilities from their prior (see
+    Forward draws keep each item's observed totals; block probabilities come from
+    their posterior given the partition and the observed rows under
+    ``pm.sample_posterior_predictive``, from their prior in prior draws (see
     :class:`~pymc_partitions.distributions.CollapsedLikelihood`). The op's third
-    input is the (n, P) array of totals. For :meth:`dist`, pass it as
+    input is the (n, P) array of totals, computed from ``observed`` (so it follows
+    ``pm.Data``). For :meth:`dist`, pass it as
     ``total_count`` (and ``n_categories`` when the concentration is a scalar).
     """
 

@@ -256,9 +256,13 @@ class IRM(CollapsedLikelihood):
     blocks for canonical labels). With ``pm.Data`` (or a symbolic value) the edges
     are found by a O(n^2) scan per evaluation.
 
-    Forward draws draw eta for every block pair from Beta(a, b) and the symmetric
-    adjacency given it (see :class:`~pymc_partitions.distributions.collapsed.CollapsedLikelihood`);
-    :meth:`IRMRV.block_pair_posterior_draw` draws eta given a partition.
+    Forward draws draw eta for every block pair and the symmetric adjacency given
+    it: under ``pm.sample_posterior_predictive`` eta from its posterior given the
+    partition and the observed network (:meth:`IRMRV.block_pair_posterior_draw`),
+    in prior draws (or with ``predictive="mixed"``) from Beta(a, b) (see
+    :class:`~pymc_partitions.distributions.collapsed.CollapsedLikelihood`). With
+    ``pm.Data`` the preparation options are refused (``pm.set_data`` would pass new
+    values unprepared): store a prepared adjacency.
     """
 
     rv_op = irm
