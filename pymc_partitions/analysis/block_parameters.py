@@ -22,6 +22,9 @@ stored hyperparameters, each block's parameters have a closed-form posterior.
   hyperparameters and :math:`w^{(s)}` the partition prior's prediction rule (CRP:
   :math:`n_k/(n+\alpha)` and :math:`\alpha/(n+\alpha)`).
 
+``pm.sample_posterior_predictive`` uses the same ``block_posterior_draw`` for its
+replicates (see :class:`~pymc_partitions.distributions.CollapsedLikelihood`).
+
 Both are generic over likelihood ops: the mathematics of a likelihood lives on its
 op (:meth:`~pymc_partitions.distributions.CollapsedLikelihoodRV.block_posterior_draw`,
 :meth:`~pymc_partitions.distributions.CollapsedLikelihoodRV.block_log_predictive`)
@@ -40,7 +43,7 @@ from scipy.special import logsumexp
 
 from pymc_partitions import compat
 from pymc_partitions.compat import ancestors
-from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
+from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV, observed_data
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.partitions import canonicalize
 
@@ -49,11 +52,14 @@ GROUP = "block_parameters"
 
 # ----------------------------------------------------------------------------- model reading
 def _collapsed_likelihoods(model):
-    return [
-        rv
-        for rv in model.observed_RVs
-        if rv.owner is not None and isinstance(rv.owner.op, CollapsedLikelihoodRV)
-    ]
+    # Each once: PyMC 5's sample_posterior_predictive appends the observed variables to
+    # model.observed_RVs again on every call (when the trace has observed data).
+    found = []
+    for rv in model.observed_RVs:
+        is_collapsed = rv.owner is not None and isinstance(rv.owner.op, CollapsedLikelihoodRV)
+        if is_collapsed and not any(rv is other for other in found):
+            found.append(rv)
+    return found
 
 
 def _overrides(op, base, method):
@@ -99,7 +105,8 @@ class _HyperReader:
 
 
 def _observed(lik, model):
-    return np.asarray(model.rvs_to_values[lik].data)
+    # The current observed data (a pm.Data container is read now, validated).
+    return np.asarray(observed_data(lik, model.rvs_to_values[lik]))
 
 
 def _blocks(labels):
@@ -219,7 +226,7 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
                     f"{fixed.shape}."
                 )
             labels = np.broadcast_to(canonicalize(fixed), labels.shape)
-        reader = _HyperReader(model, op.dist_params(lik.owner)[1:], posterior, owner)
+        reader = _HyperReader(model, op.hyper_params(lik.owner), posterior, owner)
         values, sizes = draw_block_parameters(
             op, rng, labels, _observed(lik, model), lambda s: reader(*divmod(s, n_draw))
         )
@@ -318,7 +325,7 @@ def posterior_predictive_density(idata, model, x_new, var_name=None, combine=Tru
     n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
     labels = _partition_draws(posterior, z, owner)
     prior_exprs = list(prior_op.dist_params(z.owner)[:-1])
-    lik_exprs = list(op.dist_params(lik.owner)[1:])
+    lik_exprs = list(op.hyper_params(lik.owner))
     reader = _HyperReader(model, prior_exprs + lik_exprs, posterior, owner)
     n_prior = len(prior_exprs)
     out = np.empty((n_chain, n_draw, x.shape[0]))

@@ -17,8 +17,14 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.basic import Constant
+from pytensor.graph.rewriting.basic import node_rewriter
+from pytensor.raise_op import CheckAndRaise
 from pytensor.tensor.random.op import RandomVariable
+from pytensor.tensor.rewriting.basic import register_canonicalize
 
+from pymc_partitions.compat import ancestors
 from pymc_partitions.distributions.partition import PartitionPriorRV, block_sizes, partition_size
 from pymc_partitions.distributions.validation import (
     as_hyper_vector,
@@ -33,7 +39,7 @@ LOG_2PI = float(np.log(2 * np.pi))
 
 
 class CollapsedLikelihoodRV(RandomVariable):
-    """Base op: inputs ``(partition, *hyperparameters)``, output the (n, D) data.
+    """Base op: inputs ``(partition, *hyperparameters, observed)``, output the data.
 
     Subclasses name their hyperparameters (``hyper_names``), which must be positive
     (``positive``), and their numba component module (``kernel``), which provides
@@ -41,15 +47,140 @@ class CollapsedLikelihoodRV(RandomVariable):
     ``alloc_stats(n, D, params)``. A likelihood whose data or statistics are not an
     (n, D) matrix overrides :meth:`kernel_data` / :meth:`alloc_stats`.
 
-    Conjugate likelihoods also implement :meth:`block_posterior_draw` and
-    :meth:`block_log_predictive`, which posterior analysis uses (block parameters
-    given a partition, the posterior predictive density of new observations).
+    The last input is the observed data (in a model, the very variable PyMC holds as
+    the observed value: a constant, or the ``pm.Data`` container; an empty array
+    for ``.dist()`` without data). It is not a parameter of the density (the logp
+    ignores it) but of forward draws: see :meth:`rng_fn`. Use :meth:`hyper_params`
+    for the hyperparameter inputs and :meth:`observed_param` for this one.
+
+    The prop ``block_parameters`` says where forward draws take block parameters
+    from: ``"posterior"`` (their conditional posterior given the partition, the
+    hyperparameters and the observed rows), ``"prior"``, or ``"auto"``, which the
+    graph rewrite :func:`collapsed_block_parameters` resolves when a function is
+    compiled (posterior if the partition is given to the computation, prior if it
+    is drawn in it).
+
+    Conjugate likelihoods also implement :meth:`block_posterior_draw`,
+    :meth:`block_rows` and :meth:`block_log_predictive`, which forward draws and
+    posterior analysis use (block parameters given a partition, replicate rows given
+    them, the posterior predictive density of new observations).
     """
 
+    __props__ = RandomVariable.__props__ + ("block_parameters",)
     hyper_names: tuple = ()
     positive: tuple = ()
     binary = False
     kernel = None
+    block_parameters = "auto"
+    #: The user-facing class (set by :class:`CollapsedLikelihood`): its
+    #: ``check_observed`` validates new ``pm.Data`` values.
+    distribution = None
+
+    def __init__(self, *args, block_parameters=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if block_parameters is not None:
+            if block_parameters not in ("auto", "posterior", "prior"):
+                raise ValueError(
+                    f"block_parameters must be 'auto', 'posterior' or 'prior', got "
+                    f"{block_parameters!r}."
+                )
+            self.block_parameters = block_parameters
+
+    def __call__(self, *args, block_parameters=None, **kwargs):
+        if block_parameters is not None and block_parameters != self.block_parameters:
+            return self.with_block_parameters(block_parameters)(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def with_block_parameters(self, block_parameters):
+        """This op with another ``block_parameters`` prop."""
+        props = self._props_dict()
+        props["block_parameters"] = block_parameters
+        return type(self)(**props)
+
+    def hyper_params(self, node):
+        """The hyperparameter inputs of ``node`` (between partition and observed)."""
+        return self.dist_params(node)[1:-1]
+
+    def observed_param(self, node):
+        """The observed-data input of ``node``."""
+        return self.dist_params(node)[-1]
+
+    # ------------------------------------------------------------------ forward draws
+    def rng_fn(self, rng, partition, *args):
+        """Forward draw: ``(partition, *hypers, observed, size)`` -> replicate data.
+
+        With ``block_parameters == "posterior"`` and observed data present, each
+        block's parameters are drawn from their conditional posterior given its
+        observed rows (:meth:`block_posterior_draw`) and the replicate rows from
+        them (:meth:`block_rows`): under ``pm.sample_posterior_predictive`` this is
+        the posterior predictive p(y_rep | z, hyperparameters, y) (Gelman, Meng &
+        Stern 1996). Otherwise block parameters come from their prior
+        (:meth:`prior_rng_fn`).
+        """
+        *params, observed, size = args
+        if self.block_parameters == "auto":
+            raise RuntimeError(
+                f"{type(self).__name__}: the forward draw was compiled without PyTensor's "
+                f"canonicalize rewrites, which decide whether block parameters come from "
+                f"their posterior given the observed data (partition given) or from their "
+                f"prior (partition drawn). Compile with a mode that includes 'canonicalize' "
+                f"(PyMC's default), or create the likelihood with predictive='mixed'."
+            )
+        observed = np.asarray(observed)
+        if self.block_parameters == "posterior" and observed.size > 0:
+            return self._replicate(rng, partition, params, observed, size)
+        return self.prior_rng_fn(rng, partition, *params, size)
+
+    @classmethod
+    def prior_rng_fn(cls, rng, partition, *args):  # pragma: no cover - overridden
+        """Forward draw with block parameters from their prior: ``(partition,
+        *hypers, size)`` (without the observed input)."""
+        raise NotImplementedError
+
+    def _replicate(self, rng, partition, params, observed, size):
+        # Batch over the leading dimensions of partition and hyperparameters (the
+        # observed input has no batch dimensions).
+        core = self.ndims_params[:-1]
+        arrays = [np.asarray(partition)] + [np.asarray(p, dtype=np.float64) for p in params]
+        batch = (
+            tuple(size)
+            if size is not None
+            else np.broadcast_shapes(*[a.shape[: a.ndim - c] for a, c in zip(arrays, core)])
+        )
+        arrays = [np.broadcast_to(a, batch + a.shape[a.ndim - c :]) for a, c in zip(arrays, core)]
+        observed = np.asarray(observed, dtype=np.float64)
+        draws = [
+            self.replicate_one(rng, arrays[0][idx], [a[idx] for a in arrays[1:]], observed)
+            for idx in np.ndindex(*batch)
+        ]
+        return np.stack(draws).reshape(batch + draws[0].shape)
+
+    def replicate_one(self, rng, z, hypers, observed):
+        """One replicate of the data given labels ``z`` (n,), hyperparameter values
+        and the observed rows: per block, parameters from their posterior given the
+        block's observed rows, then the block's replicate rows."""
+        z = np.asarray(z, dtype=np.int64)
+        if observed.shape[0] != z.shape[0]:
+            raise ValueError(
+                f"{_display_name(self)}: the observed data have {observed.shape[0]} rows but "
+                f"the partition has n = {z.shape[0]} items; posterior predictive draws need "
+                f"one observed row per item (a changed pm.Data must keep n)."
+            )
+        out = np.empty(observed.shape, dtype=np.float64)
+        for idx in _label_blocks(z):
+            rows = observed[idx]
+            out[idx] = self.block_rows(rng, self.block_posterior_draw(rng, rows, hypers), rows,
+                                       hypers)
+        return out
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Replicate rows for one block, shaped like its observed ``rows``, given its
+        parameters ``params`` (a dict from :meth:`block_posterior_draw`)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no conjugate block posterior: posterior predictive "
+            f"draws are not available for it; pass predictive='mixed' for block parameters "
+            f"from their prior."
+        )
 
     def kernel_data(self, observed):
         return self.kernel.make_data(observed)
@@ -97,23 +228,57 @@ class CollapsedLikelihood(pm.Continuous):
 
     Notes
     -----
-    Forward draws (``pm.sample_prior_predictive``, ``pm.draw``, and
-    ``pm.sample_posterior_predictive``) draw fresh block parameters from their
-    prior given the partition and the hyperparameters. Under
-    ``pm.sample_posterior_predictive`` this is the *mixed* predictive (Gelman, Meng &
-    Stern 1996): partition and hyperparameters from the posterior, block parameters
-    from the prior. It is not the predictive with block parameters from their
-    posterior given the observed rows. The observed data are read when the model is
-    built (a ``pm.Data`` container is read once).
+    **Observed data and** ``pm.Data``. Observed data are validated when the model is
+    built. A ``pm.Data`` container stays in the graph: NUTS's log density reads its
+    current value, and the partition steps read it again at the start of each chain
+    (validated as at construction), so ``pm.set_data`` with new values of the same
+    shape gives the posterior of the new data. The shape is fixed when the model is
+    built (n is the partition's number of items, D the hyperparameters' length): a
+    new shape is refused with an error naming the likelihood and n; rebuild the
+    model for other data sizes.
+
+    **Forward draws.** Under ``pm.sample_posterior_predictive`` (the partition
+    taken from the trace, or given) each block's parameters are drawn from their
+    conditional posterior given the partition, the hyperparameters and the observed
+    rows of the block, then the replicate rows from them: the posterior predictive
+    p(y_rep | z, hyperparameters, y), whose replicates look like the data when the
+    model fits (what ``az.plot_ppc`` expects). When the partition itself is drawn
+    (``pm.sample_prior_predictive``, ``pm.draw``) block parameters come from their
+    prior. ``predictive="mixed"`` makes every forward draw take block parameters
+    from their prior: under ``pm.sample_posterior_predictive`` that is the *mixed*
+    predictive of Gelman, Meng & Stern (1996) (partition and hyperparameters from
+    the posterior, block parameters fresh), which checks the partition prior and
+    hyperparameters rather than the fit of each block.
+
+    The choice is made when PyTensor compiles the draw (the rewrite
+    :func:`collapsed_block_parameters`): "posterior" when the partition is an input
+    of the computation, "prior" when a random variable in it produces the partition.
+    Likelihoods without a conjugate block posterior refuse posterior predictive
+    draws (:class:`~pymc_partitions.KMeansEnergy` has no forward draws at all).
+
+    ``.dist(partition, *hypers, data=None, predictive="conditional")``: ``data`` is
+    the observed variable forward draws condition on (without it, block parameters
+    come from their prior).
     """
 
-    def __new__(cls, name, partition, *args, observed=None, **kwargs):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        op = cls.__dict__.get("rv_op")
+        if op is not None:
+            type(op).distribution = cls
+
+    def __new__(cls, name, partition, *args, observed=None, predictive="conditional",
+                **kwargs):
         owner = f"{cls.__name__} '{name}'"
         data = cls.check_observed(observed, owner)
         check_partition(partition, data.shape[0], owner)
+        observed_var = observed_input(observed, data, name, partition, owner)
         hypers = cls._bind_hypers(args, kwargs, owner)
-        hypers = cls.hyper_tensors(hypers, data, owner)
-        return super().__new__(cls, name, partition, *hypers, observed=data, **kwargs)
+        hypers = cls.hyper_tensors(hypers, data, owner) + cls.derived_inputs(observed_var)
+        return super().__new__(
+            cls, name, partition, *hypers, observed=observed_var, data=observed_var,
+            predictive=predictive, **kwargs
+        )
 
     @classmethod
     def check_observed(cls, observed, owner):
@@ -127,6 +292,12 @@ class CollapsedLikelihood(pm.Continuous):
         return [as_hyper_vector(h, v, data.shape[1], owner) for h, v in hypers.items()]
 
     @classmethod
+    def derived_inputs(cls, observed):
+        """Further op inputs computed from the observed variable (e.g. the
+        Dirichlet-multinomial's totals), placed after the hyperparameters."""
+        return []
+
+    @classmethod
     def dist(cls, partition, *hypers, n_dims=None, **kwargs):
         owner = cls.__name__
         named = cls._bind_hypers(hypers, kwargs, owner)
@@ -134,7 +305,27 @@ class CollapsedLikelihood(pm.Continuous):
             named = {h: as_hyper_vector(h, v, n_dims, owner) for h, v in named.items()}
         else:
             named = {h: pt.atleast_1d(pt.as_tensor_variable(v)).astype("float64") for h, v in named.items()}
-        return super().dist([partition, *named.values()], **kwargs)
+        return cls._rv_dist([partition, *named.values()], **kwargs)
+
+    @classmethod
+    def _rv_dist(cls, params, data=None, predictive="conditional", **kwargs):
+        """``pm.Distribution.dist`` with the observed input appended.
+
+        data : the observed variable forward draws condition on (a model passes its
+        ``observed``); None: an empty array (block parameters from their prior).
+        predictive : "conditional" (default) or "mixed"; see the class notes.
+        """
+        if predictive not in ("conditional", "mixed"):
+            raise ValueError(
+                f"{cls.__name__}: 'predictive' must be 'conditional' (block parameters from "
+                f"their posterior given the partition and the observed data) or 'mixed' "
+                f"(from their prior), got {predictive!r}."
+            )
+        if data is None:
+            ndim = len(cls.rv_op.inputs_sig[-1])
+            data = pt.constant(np.zeros((0,) * ndim), dtype="float64")
+        block = "auto" if predictive == "conditional" else "prior"
+        return super().dist([*params, data], block_parameters=block, **kwargs)
 
     @classmethod
     def _bind_hypers(cls, args, kwargs, owner):
@@ -171,6 +362,102 @@ def check_partition(partition, n_rows, owner):
         )
 
 
+def observed_input(observed, data, name, partition=None, owner=None):
+    """The graph variable of the observed data: PyMC's observed value and the op's
+    last input (one variable, so the data are held once).
+
+    ``pm.Data`` (a shared variable) stays symbolic, cast to float64, a vector read
+    as one column (an (n, C) count array as (n, 1, C)), its shape fixed to the
+    validated ``data``'s: NUTS's log density then reads the container's current
+    value. Anything else becomes a constant of ``data``.
+    """
+    if isinstance(observed, SharedVariable):
+        var = pt.as_tensor_variable(observed).astype("float64")
+        if var.ndim < data.ndim:
+            var = pt.expand_dims(var, 1)
+        # Every evaluation (NUTS's log density, forward draws) checks the shape first,
+        # with a message that says what to do.
+        where = f"'{partition.name}'" if getattr(partition, "name", None) else "the partition"
+        message = (
+            f"{owner}: the observed pm.Data '{observed.name}' was given a new shape by "
+            f"pm.set_data; it must keep the shape {data.shape} the model was built with "
+            f"(partition {where} has n = {data.shape[0]} items). pm.set_data may change "
+            f"the values, not the shape; rebuild the model for data of another size."
+        )
+        var = CheckAndRaise(ValueError, message)(var, pt.all(pt.eq(var.shape, data.shape)))
+        return pt.specify_shape(var, data.shape)
+    return pt.constant(data, name=name)
+
+
+def observed_data(rv, value_var, owner=None):
+    """The validated observed data of collapsed likelihood ``rv`` (numpy), read now.
+
+    ``value_var`` is its observed value in the model (``model.rvs_to_values[rv]``);
+    ``owner`` prefixes error messages (e.g. the step's name).
+    A constant is returned as stored; a ``pm.Data`` container is read and validated
+    like the data given at construction, and a shape other than the one the model
+    was built with raises a ValueError naming the likelihood and the partition's n.
+    """
+    if isinstance(value_var, Constant):
+        return np.asarray(value_var.data)
+    op = rv.owner.op
+    shared = [v for v in ancestors([value_var]) if isinstance(v, SharedVariable)]
+    where = f"{op.distribution.__name__} '{rv.name}'"
+    if len(shared) != 1:
+        raise ValueError(f"{where}: the observed data must be an array or one pm.Data container.")
+    where += f" (observed pm.Data '{shared[0].name}')"
+    owner = f"{owner}: {where}" if owner else where
+    data = op.distribution.check_observed(shared[0], owner)
+    built = tuple(value_var.type.shape)
+    if data.shape != built:
+        z = op.dist_params(rv.owner)[0]
+        raise ValueError(
+            f"{owner}: the observed pm.Data '{shared[0].name}' now has shape "
+            f"{np.shape(shared[0].get_value(borrow=True))} (read as {data.shape}), but the model "
+            f"was built for shape {built}: partition '{z.name}' has n = {built[0]} items, fixed "
+            f"when the model was built, and the hyperparameters' shapes follow the data's other "
+            f"dimensions. pm.set_data may change the values, not the shape; rebuild the model "
+            f"for data of another size."
+        )
+    return data
+
+
+def _label_blocks(z):
+    """Member indices of each block of the label vector ``z`` (any labelling)."""
+    order = np.argsort(z, kind="stable")
+    _, starts = np.unique(z[order], return_index=True)
+    return np.split(order, starts[1:])
+
+
+def _display_name(op):
+    name = getattr(op, "_print_name", None)
+    return name[0] if name else type(op).__name__
+
+
+@register_canonicalize
+@node_rewriter([CollapsedLikelihoodRV])
+def collapsed_block_parameters(fgraph, node):
+    """Resolve ``block_parameters="auto"`` of a collapsed likelihood's forward draw.
+
+    If a random variable in the compiled graph produces the partition (prior
+    predictive, ``pm.draw``), block parameters come from their prior; if the
+    partition is an input (``pm.sample_posterior_predictive`` feeds the trace's
+    partitions as inputs) or a constant, from their posterior given the observed
+    data. Registered in ``canonicalize`` (run by PyMC's and PyTensor's default
+    modes, FAST_RUN and FAST_COMPILE alike).
+    """
+    op = node.op
+    if not isinstance(op, CollapsedLikelihoodRV) or op.block_parameters != "auto":
+        return None
+    partition = op.dist_params(node)[0]
+    drawn = any(
+        v.owner is not None and isinstance(v.owner.op, RandomVariable)
+        for v in ancestors([partition])
+    )
+    new_op = op.with_block_parameters("prior" if drawn else "posterior")
+    return new_op.make_node(*node.inputs).outputs
+
+
 def _segment_sums(labels, values, n):
     # Sum rows of ``values`` by block label: (n, D).
     return pt.zeros((n, values.shape[1]), dtype="float64")[labels].inc(values)
@@ -193,7 +480,7 @@ def _batched_rng(draw_one, rng, params, size):
 
 class CollapsedNormalRV(CollapsedLikelihoodRV):
     name = "collapsed_normal"
-    signature = "(n),(d),(d),(d)->(n,d)"
+    signature = "(n),(d),(d),(d),(r,s)->(n,d)"
     dtype = "floatX"
     _print_name = ("CollapsedNormal", "\\operatorname{CollapsedNormal}")
     hyper_names = ("mu0", "tau", "sigma")
@@ -201,7 +488,7 @@ class CollapsedNormalRV(CollapsedLikelihoodRV):
     kernel = normal_kernel
 
     @classmethod
-    def rng_fn(cls, rng, partition, mu0, tau, sigma, size):
+    def prior_rng_fn(cls, rng, partition, mu0, tau, sigma, size):
         def draw_one(rng, z, mu0, tau, sigma):
             n_blocks = int(z.max()) + 1
             means = rng.normal(mu0, tau, size=(n_blocks, mu0.shape[0]))
@@ -214,6 +501,10 @@ class CollapsedNormalRV(CollapsedLikelihoodRV):
         1/tau^2 + m/sigma^2, mean (mu0/tau^2 + sum(rows)/sigma^2) / precision."""
         mean, var = self._block_posterior(rows, hypers)
         return {"mu": rng.normal(mean, np.sqrt(var))}
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Rows N(mu, sigma^2) per dimension, shaped like ``rows``."""
+        return rng.normal(params["mu"], np.asarray(hypers[2], dtype=np.float64), size=rows.shape)
 
     def block_log_predictive(self, new_rows, rows, hypers):
         """Sum over dimensions of log Normal(x_d; posterior mean, posterior variance
@@ -266,7 +557,7 @@ class CollapsedNormal(CollapsedLikelihood):
     rv_op = collapsed_normal
     hyper_defaults = {"mu0": 0.0, "tau": 1.0, "sigma": 1.0}
 
-    def logp(value, partition, mu0, tau, sigma):
+    def logp(value, partition, mu0, tau, sigma, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
         resid = value - mu0
@@ -293,7 +584,7 @@ class CollapsedNormal(CollapsedLikelihood):
 
 class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
     name = "collapsed_beta_bernoulli"
-    signature = "(n),(d),(d)->(n,d)"
+    signature = "(n),(d),(d),(r,s)->(n,d)"
     dtype = "floatX"
     _print_name = ("CollapsedBetaBernoulli", "\\operatorname{CollapsedBetaBernoulli}")
     hyper_names = ("a", "b")
@@ -302,7 +593,7 @@ class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
     kernel = bb_kernel
 
     @classmethod
-    def rng_fn(cls, rng, partition, a, b, size):
+    def prior_rng_fn(cls, rng, partition, a, b, size):
         def draw_one(rng, z, a, b):
             n_blocks = int(z.max()) + 1
             theta = rng.beta(a, b, size=(n_blocks, a.shape[0]))
@@ -315,6 +606,10 @@ class CollapsedBetaBernoulliRV(CollapsedLikelihoodRV):
         block's count of ones per feature and m its size."""
         post_a, post_b = self._block_posterior(rows, hypers)
         return {"theta": rng.beta(post_a, post_b)}
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Rows of Bernoulli(theta) features, shaped like ``rows``."""
+        return (rng.random(rows.shape) < params["theta"]).astype(np.float64)
 
     def block_log_predictive(self, new_rows, rows, hypers):
         """Sum over features of log Bernoulli(x_d; (a_d + c_d) / (a_d + b_d + m)) for
@@ -364,7 +659,7 @@ class CollapsedBetaBernoulli(CollapsedLikelihood):
     rv_op = collapsed_beta_bernoulli
     hyper_defaults = {"a": 1.0, "b": 1.0}
 
-    def logp(value, partition, a, b):
+    def logp(value, partition, a, b, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
         m = block_sizes(labels, n)[:, None]

@@ -50,7 +50,7 @@ def _is_counts(value):
 
 class CollapsedPoissonGammaRV(CollapsedLikelihoodRV):
     name = "collapsed_poisson_gamma"
-    signature = "(n),(d),(d)->(n,d)"
+    signature = "(n),(d),(d),(r,s)->(n,d)"
     dtype = "floatX"
     _print_name = ("CollapsedPoissonGamma", "\\operatorname{CollapsedPoissonGamma}")
     hyper_names = ("a", "b")
@@ -58,7 +58,7 @@ class CollapsedPoissonGammaRV(CollapsedLikelihoodRV):
     kernel = pg_kernel
 
     @classmethod
-    def rng_fn(cls, rng, partition, a, b, size):
+    def prior_rng_fn(cls, rng, partition, a, b, size):
         def draw_one(rng, z, a, b):
             rate = rng.gamma(a, 1.0 / b, size=(int(z.max()) + 1, a.shape[0]))
             return rng.poisson(rate[z]).astype(np.float64)
@@ -76,6 +76,10 @@ class CollapsedPoissonGammaRV(CollapsedLikelihoodRV):
         Gamma(a + S, b + m) given its rows ((m, D) counts; m = 0: the prior)."""
         shape, rate = self._posterior(rows, hypers)
         return {"rate": rng.gamma(shape, 1.0 / rate)}
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Rows of Poisson(rate) counts, shaped like ``rows``."""
+        return rng.poisson(params["rate"], size=rows.shape).astype(np.float64)
 
     def block_log_predictive(self, new_rows, rows, hypers):
         """Negative-binomial posterior predictive log probability of each new row, (r,)."""
@@ -134,7 +138,7 @@ class CollapsedPoissonGamma(CollapsedLikelihood):
     def check_observed(cls, observed, owner):
         return check_counts(observed_matrix(observed, owner), owner)
 
-    def logp(value, partition, a, b):
+    def logp(value, partition, a, b, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
         m = block_sizes(labels, n)[:, None]
@@ -210,7 +214,7 @@ class CollapsedDirichletMultinomialRV(CollapsedLikelihoodRV):
     """
 
     name = "collapsed_dirichlet_multinomial"
-    signature = "(n),(p,c),(n,p)->(n,p,c)"
+    signature = "(n),(p,c),(n,p),(r,s,t)->(n,p,c)"
     dtype = "floatX"
     _print_name = (
         "CollapsedDirichletMultinomial",
@@ -227,7 +231,7 @@ class CollapsedDirichletMultinomialRV(CollapsedLikelihoodRV):
         return dm_kernel.alloc_stats(n, data[0].shape[1], data[0].shape[2], params)
 
     @classmethod
-    def rng_fn(cls, rng, partition, concentration, total_count, size):
+    def prior_rng_fn(cls, rng, partition, concentration, total_count, size):
         params = [np.asarray(partition), np.asarray(concentration, dtype=np.float64),
                   np.asarray(total_count)]
         core = [1, 2, 2]
@@ -263,6 +267,15 @@ class CollapsedDirichletMultinomialRV(CollapsedLikelihoodRV):
         totals) are ignored."""
         post = self._posterior(rows, hypers)
         return {"theta": np.stack([rng.dirichlet(post[p]) for p in range(post.shape[0])])}
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Count matrices Multinomial(d_ip, theta_p) with each row's observed position
+        totals d_ip (the model conditions on them), shaped like ``rows`` (m, P, C)."""
+        totals = np.rint(rows.sum(axis=2)).astype(np.int64)
+        out = np.empty(rows.shape)
+        for p in range(rows.shape[1]):
+            out[:, p] = rng.multinomial(totals[:, p], params["theta"][p])
+        return out
 
     def block_log_predictive(self, new_rows, rows, hypers):
         """Dirichlet-multinomial posterior predictive log probability of each new
@@ -328,10 +341,12 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
 
     Notes
     -----
-    Forward draws keep each item's observed totals and draw fresh block
-    probabilities from their prior (see
+    Forward draws keep each item's observed totals; block probabilities come from
+    their posterior given the partition and the observed rows under
+    ``pm.sample_posterior_predictive``, from their prior in prior draws (see
     :class:`~pymc_partitions.distributions.CollapsedLikelihood`). The op's third
-    input is the (n, P) array of totals. For :meth:`dist`, pass it as
+    input is the (n, P) array of totals, computed from ``observed`` (so it follows
+    ``pm.Data``). For :meth:`dist`, pass it as
     ``total_count`` (and ``n_categories`` when the concentration is a scalar).
     """
 
@@ -344,8 +359,12 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
 
     @classmethod
     def hyper_tensors(cls, hypers, data, owner):
-        conc = concentration_matrix(hypers["concentration"], data.shape[1], data.shape[2], owner)
-        return [conc, pt.constant(data.sum(axis=2), dtype="float64")]
+        return [concentration_matrix(hypers["concentration"], data.shape[1], data.shape[2], owner)]
+
+    @classmethod
+    def derived_inputs(cls, observed):
+        """The (n, P) totals, from the observed variable (so they follow pm.Data)."""
+        return [observed.sum(axis=2)]
 
     @classmethod
     def dist(cls, partition, concentration, total_count, n_categories=None, **kwargs):
@@ -366,9 +385,9 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
                     f"'total_count' of static shape (n, P)."
                 )
             conc = concentration_matrix(conc, n_pos, int(n_cat), owner)
-        return super(CollapsedLikelihood, cls).dist([partition, conc, total], **kwargs)
+        return cls._rv_dist([partition, conc, total], **kwargs)
 
-    def logp(value, partition, concentration, total_count):
+    def logp(value, partition, concentration, total_count, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
         m = block_sizes(labels, n)

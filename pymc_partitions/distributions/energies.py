@@ -30,7 +30,7 @@ def _is_fixed(value):
 
 class KMeansEnergyRV(CollapsedLikelihoodRV):
     name = "kmeans_energy"
-    signature = "(n),(d)->(n,d)"
+    signature = "(n),(d),(r,s)->(n,d)"
     dtype = "floatX"
     _print_name = ("KMeansEnergy", "\\operatorname{KMeansEnergy}")
     hyper_names = ("temperature",)
@@ -40,8 +40,7 @@ class KMeansEnergyRV(CollapsedLikelihoodRV):
     # (pmp.compute_log_likelihood refuses it).
     normalised = False
 
-    @classmethod
-    def rng_fn(cls, rng, partition, temperature, size):
+    def rng_fn(self, rng, partition, *args):
         raise NotImplementedError(
             "KMeansEnergy is a Gibbs energy over partitions for fixed data, not a "
             "probability distribution of the data: exp(-W(z)/T) is not normalised in y "
@@ -108,7 +107,7 @@ class KMeansEnergy(CollapsedLikelihood):
             )
         return values
 
-    def logp(value, partition, temperature):
+    def logp(value, partition, temperature, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
         m = block_sizes(labels, n)[:, None]

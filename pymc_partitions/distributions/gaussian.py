@@ -138,7 +138,7 @@ class _MatrixHyperLikelihood(CollapsedLikelihood):
         if n_dims is None:
             n_dims = _infer_dims(named, cls.matrix_hypers, owner)
         tensors = cls._tensors(named, n_dims, owner)
-        return super(CollapsedLikelihood, cls).dist([partition, *tensors], **kwargs)
+        return cls._rv_dist([partition, *tensors], **kwargs)
 
 
 class _MatrixHyperRV(CollapsedLikelihoodRV):
@@ -167,7 +167,7 @@ class _MatrixHyperRV(CollapsedLikelihoodRV):
 
 class CollapsedMvNormalRV(_MatrixHyperRV):
     name = "collapsed_mv_normal"
-    signature = "(n),(d),(d,d),(d,d)->(n,d)"
+    signature = "(n),(d),(d,d),(d,d),(r,s)->(n,d)"
     dtype = "floatX"
     _print_name = ("CollapsedMvNormal", "\\operatorname{CollapsedMvNormal}")
     hyper_names = ("mu0", "Sigma0", "Sigma")
@@ -175,7 +175,7 @@ class CollapsedMvNormalRV(_MatrixHyperRV):
     kernel = mv_normal_kernel
 
     @classmethod
-    def rng_fn(cls, rng, partition, mu0, sigma0, sigma, size):
+    def prior_rng_fn(cls, rng, partition, mu0, sigma0, sigma, size):
         def draw_one(rng, z, mu0, sigma0, sigma):
             n_blocks = int(z.max()) + 1
             d = mu0.shape[0]
@@ -201,6 +201,11 @@ class CollapsedMvNormalRV(_MatrixHyperRV):
         (Sigma0^-1 + m Sigma^-1)^-1); returns ``{"mu": (D,)}``."""
         mean, cov, _ = self._posterior(rows, hypers)
         return {"mu": rng.multivariate_normal(mean, cov)}
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Rows N(mu, Sigma), shaped like ``rows``."""
+        chol = np.linalg.cholesky(np.asarray(hypers[2], dtype=np.float64))
+        return params["mu"] + rng.normal(size=rows.shape) @ chol.T
 
     def block_log_predictive(self, new_rows, rows, hypers):
         """Each new row's log N(y; posterior mean, Sigma + posterior covariance), (r,)."""
@@ -260,7 +265,7 @@ class CollapsedMvNormal(_MatrixHyperLikelihood):
     vector_hypers = ("mu0",)
     matrix_hypers = ("Sigma0", "Sigma")
 
-    def logp(value, partition, mu0, sigma0, sigma):
+    def logp(value, partition, mu0, sigma0, sigma, _observed):
         n, d = value.shape[0], value.shape[1]
         labels = pt.clip(partition, 0, n - 1)
         resid = value - mu0
@@ -300,7 +305,7 @@ def _mvgammaln_ratio(a, a0, d):
 
 class CollapsedNIWRV(_MatrixHyperRV):
     name = "collapsed_niw"
-    signature = "(n),(d),(),(),(d,d)->(n,d)"
+    signature = "(n),(d),(),(),(d,d),(r,s)->(n,d)"
     dtype = "floatX"
     _print_name = ("CollapsedNIW", "\\operatorname{CollapsedNIW}")
     hyper_names = ("mu0", "kappa0", "nu0", "Psi0")
@@ -318,7 +323,7 @@ class CollapsedNIWRV(_MatrixHyperRV):
             )
 
     @classmethod
-    def rng_fn(cls, rng, partition, mu0, kappa0, nu0, psi0, size):
+    def prior_rng_fn(cls, rng, partition, mu0, kappa0, nu0, psi0, size):
         def draw_one(rng, z, mu0, kappa0, nu0, psi0):
             n_blocks = int(z.max()) + 1
             d = mu0.shape[0]
@@ -355,6 +360,11 @@ class CollapsedNIWRV(_MatrixHyperRV):
         cov = np.atleast_2d(sps.invwishart.rvs(df=nu, scale=psi, random_state=rng))
         mu = rng.multivariate_normal(mean, cov / kappa)
         return {"mu": mu, "Sigma": cov}
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Rows N(mu, Sigma) with the block's own (mu, Sigma), shaped like ``rows``."""
+        chol = np.linalg.cholesky(params["Sigma"])
+        return params["mu"] + rng.normal(size=rows.shape) @ chol.T
 
     def block_log_predictive(self, new_rows, rows, hypers):
         """Each new row's log Student-t density, dof nu_m - D + 1, location mu_m, shape
@@ -435,7 +445,7 @@ class CollapsedNIW(_MatrixHyperLikelihood):
             raise ValueError(f"{owner}: 'nu0' is required (degrees of freedom > D - 1).")
         return super()._tensors(hypers, n_dims, owner)
 
-    def logp(value, partition, mu0, kappa0, nu0, psi0):
+    def logp(value, partition, mu0, kappa0, nu0, psi0, _observed):
         n, d = value.shape[0], value.shape[1]
         labels = pt.clip(partition, 0, n - 1)
         resid = value - mu0

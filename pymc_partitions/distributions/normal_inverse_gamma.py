@@ -24,7 +24,7 @@ def _as_rows(rows, n_dims):
 
 class CollapsedNormalInverseGammaRV(CollapsedLikelihoodRV):
     name = "collapsed_normal_inverse_gamma"
-    signature = "(n),(d),(d),(d),(d)->(n,d)"
+    signature = "(n),(d),(d),(d),(d),(r,s)->(n,d)"
     dtype = "floatX"
     _print_name = (
         "CollapsedNormalInverseGamma",
@@ -35,7 +35,7 @@ class CollapsedNormalInverseGammaRV(CollapsedLikelihoodRV):
     kernel = nig_kernel
 
     @classmethod
-    def rng_fn(cls, rng, partition, mu0, kappa0, a0, b0, size):
+    def prior_rng_fn(cls, rng, partition, mu0, kappa0, a0, b0, size):
         def draw_one(rng, z, mu0, kappa0, a0, b0):
             shape = (int(z.max()) + 1, mu0.shape[0])
             sigma2 = 1.0 / rng.gamma(a0, 1.0 / b0, size=shape)
@@ -62,6 +62,10 @@ class CollapsedNormalInverseGammaRV(CollapsedLikelihoodRV):
         loc, kappa_m, a_m, b_m = self._posterior(rows, hypers)
         sigma2 = 1.0 / rng.gamma(a_m, 1.0 / b_m)
         return {"mu": rng.normal(loc, np.sqrt(sigma2 / kappa_m)), "sigma2": sigma2}
+
+    def block_rows(self, rng, params, rows, hypers):
+        """Rows N(mu, sigma2) per dimension, shaped like ``rows``."""
+        return rng.normal(params["mu"], np.sqrt(params["sigma2"]), size=rows.shape)
 
     def block_log_predictive(self, new_rows, rows, hypers):
         """Student-t posterior predictive log density of each new row, shape (r,)."""
@@ -126,7 +130,7 @@ class CollapsedNormalInverseGamma(CollapsedLikelihood):
     rv_op = collapsed_normal_inverse_gamma
     hyper_defaults = {"mu0": 0.0, "kappa0": 1.0, "a0": 1.0, "b0": 1.0}
 
-    def logp(value, partition, mu0, kappa0, a0, b0):
+    def logp(value, partition, mu0, kappa0, a0, b0, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
         m = block_sizes(labels, n)[:, None]

@@ -11,6 +11,7 @@ import numpy as np
 import pytensor.tensor as pt
 import scipy.sparse as sp
 from pymc.distributions.dist_math import check_parameters
+from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_partitions.distributions.collapsed import CollapsedLikelihood, CollapsedLikelihoodRV
 from pymc_partitions.distributions.validation import constant_value, observed_value
@@ -126,7 +127,7 @@ class IRMRV(CollapsedLikelihoodRV):
     """Op of :class:`IRM`: inputs (partition (n,), a (), b ()), output the (n, n) adjacency."""
 
     name = "irm"
-    signature = "(n),(),()->(n,n)"
+    signature = "(n),(),(),(r,s)->(n,n)"
     dtype = "floatX"
     _print_name = ("IRM", "\\operatorname{IRM}")
     hyper_names = ("a", "b")
@@ -141,7 +142,7 @@ class IRMRV(CollapsedLikelihoodRV):
         return irm_kernel.alloc_stats(n, params)
 
     @classmethod
-    def rng_fn(cls, rng, partition, a, b, size):
+    def prior_rng_fn(cls, rng, partition, a, b, size):
         partition = np.asarray(partition)
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
         n = partition.shape[-1]
@@ -168,6 +169,20 @@ class IRMRV(CollapsedLikelihoodRV):
         eta = rng.beta(a + edges, b + pairs - edges)
         return {"eta": np.triu(eta) + np.triu(eta, 1).T}
 
+    def replicate_one(self, rng, z, hypers, observed):
+        """A replicate network given the partition ``z``: block-pair probabilities
+        from their posterior given the observed adjacency
+        (:meth:`block_pair_posterior_draw`), then edges (no self-loops)."""
+        z = np.asarray(z, dtype=np.int64)
+        if observed.shape[0] != z.shape[0]:
+            raise ValueError(
+                f"IRM: the observed adjacency has {observed.shape[0]} nodes but the partition "
+                f"has n = {z.shape[0]} items; posterior predictive draws need the same nodes."
+            )
+        labels = np.unique(z, return_inverse=True)[1].reshape(-1)
+        eta = self.block_pair_posterior_draw(rng, labels, observed, hypers)["eta"]
+        return _network_from(rng, labels, eta)
+
     def block_posterior_draw(self, rng, rows, hypers):
         raise NotImplementedError(
             "IRM parameters belong to pairs of blocks, not to blocks: use "
@@ -176,10 +191,16 @@ class IRMRV(CollapsedLikelihoodRV):
 
 
 def _draw_network(rng, z, a, b):
-    n = z.shape[0]
     k = int(z.max()) + 1
     eta = rng.beta(a, b, size=(k, k))
     eta = np.triu(eta) + np.triu(eta, 1).T
+    return _network_from(rng, z, eta)
+
+
+def _network_from(rng, z, eta):
+    """A symmetric 0/1 network without self-loops, edge i~j with probability
+    eta[z_i, z_j]."""
+    n = z.shape[0]
     upper = np.triu(rng.random((n, n)) < eta[z][:, z], 1)
     return (upper | upper.T).astype(np.float64)
 
@@ -235,9 +256,13 @@ class IRM(CollapsedLikelihood):
     blocks for canonical labels). With ``pm.Data`` (or a symbolic value) the edges
     are found by a O(n^2) scan per evaluation.
 
-    Forward draws draw eta for every block pair from Beta(a, b) and the symmetric
-    adjacency given it (see :class:`~pymc_partitions.distributions.collapsed.CollapsedLikelihood`);
-    :meth:`IRMRV.block_pair_posterior_draw` draws eta given a partition.
+    Forward draws draw eta for every block pair and the symmetric adjacency given
+    it: under ``pm.sample_posterior_predictive`` eta from its posterior given the
+    partition and the observed network (:meth:`IRMRV.block_pair_posterior_draw`),
+    in prior draws (or with ``predictive="mixed"``) from Beta(a, b) (see
+    :class:`~pymc_partitions.distributions.collapsed.CollapsedLikelihood`). With
+    ``pm.Data`` the preparation options are refused (``pm.set_data`` would pass new
+    values unprepared): store a prepared adjacency.
     """
 
     rv_op = irm
@@ -246,6 +271,16 @@ class IRM(CollapsedLikelihood):
     def __new__(cls, name, partition, *args, observed=None, threshold=None,
                 symmetrize=False, drop_diagonal=False, **kwargs):
         owner = f"{cls.__name__} '{name}'"
+        if isinstance(observed, SharedVariable):
+            if threshold is not None or symmetrize or drop_diagonal:
+                raise ValueError(
+                    f"{owner}: threshold=, symmetrize= and drop_diagonal= prepare a fixed "
+                    f"array; 'observed' is a pm.Data container, whose new values pm.set_data "
+                    f"would pass unprepared. Prepare the adjacency first "
+                    f"(pymc_partitions.distributions.relational.adjacency_matrix(A, owner, "
+                    f"threshold=..., symmetrize=..., drop_diagonal=...)) and store that in pm.Data."
+                )
+            return super().__new__(cls, name, partition, *args, observed=observed, **kwargs)
         adjacency = adjacency_matrix(
             observed, owner, symmetrize=symmetrize, threshold=threshold,
             drop_diagonal=drop_diagonal,
@@ -264,9 +299,9 @@ class IRM(CollapsedLikelihood):
     def dist(cls, partition, *hypers, **kwargs):
         named = cls._bind_hypers(hypers, kwargs, cls.__name__)
         scalars = [_scalar_hyper(h, v, cls.__name__) for h, v in named.items()]
-        return super(CollapsedLikelihood, cls).dist([partition, *scalars], **kwargs)
+        return cls._rv_dist([partition, *scalars], **kwargs)
 
-    def logp(value, partition, a, b):
+    def logp(value, partition, a, b, _observed):
         const = constant_value(value)
         if const is not None and const.ndim == 2:
             # Observed data: the edge list is a constant of the graph.

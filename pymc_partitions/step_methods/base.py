@@ -54,6 +54,8 @@ class PartitionStep(ChainSetup, BlockedStep):
         self.set_rng(rng)  # also creates the (empty) per-chain state
 
     def start_chain(self, rng):
+        # pm.set_data between runs: read pm.Data observations again (cheap if unchanged).
+        self.target.refresh_data()
         self._chain = None  # built from the first point this chain sees
         self._stream = new_stream(rng)  # advanced by every move of this chain
 

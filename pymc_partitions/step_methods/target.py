@@ -6,6 +6,8 @@ A partition step samples ``z`` from p(z | everything else). For that to be exact
 one PyTensor function from the model's value variables to every hyperparameter
 the kernels need (the prior's, e.g. alpha, and each likelihood's). Each iteration
 then costs one call of that function with positional inputs and ``trust_input``.
+Observed data held in ``pm.Data`` are read again at each chain start
+(:meth:`PartitionTarget.refresh_data`), so ``pm.set_data`` takes effect.
 A prior whose support is restricted beyond block sizes (proper graph colourings)
 supplies a constraint component, placed first among the kernel components; with
 it the partition may be sampled without any likelihood (the prior is the target).
@@ -17,9 +19,11 @@ sufficient statistics and the scratch arrays the kernels use.
 from dataclasses import dataclass
 
 import numpy as np
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.basic import Constant
 
 from pymc_partitions.compat import ancestors, small_function_mode
-from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
+from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV, observed_data
 from pymc_partitions.distributions.partition import (
     PartitionPriorRV,
     partition_size,
@@ -90,17 +94,43 @@ class PartitionTarget:
         self.n_prior_hypers = len(hyper_exprs)
         self.hyper_counts = []
         for lik in self.likelihoods:
-            exprs = lik.owner.op.dist_params(lik.owner)[1:]
+            exprs = lik.owner.op.hyper_params(lik.owner)
             self.hyper_counts.append(len(exprs))
             hyper_exprs.extend(exprs)
         self._compile_hypers(model, hyper_exprs, compile_kwargs)
-        self.data = [
-            lik.owner.op.kernel_data(model.rvs_to_values[lik].data) for lik in self.likelihoods
-        ]
+        self._observed = [model.rvs_to_values[lik] for lik in self.likelihoods]
+        self._sources = [None] * len(self.likelihoods)
+        self.data = [None] * len(self.likelihoods)
         if self.constraint is not None:
             self.data = [self.constraint.data, *self.data]
         self._last_values = None
         self._params = None
+        self.refresh_data()
+
+    def refresh_data(self):
+        """Read the observed data of every likelihood into the kernels' records.
+
+        Constants are read once. A ``pm.Data`` container is read again when its value
+        object changed since the last read (``pm.set_data`` stores a new array):
+        validated as at construction, its shape checked against the model's (see
+        :func:`~pymc_partitions.distributions.collapsed.observed_data`), and the
+        cached hyperparameter values dropped (they may depend on the data). Steps call
+        this at the start of each chain, so per-iteration cost is unchanged.
+        """
+        first = 0 if self.constraint is None else 1
+        changed = False
+        for i, (lik, value_var) in enumerate(zip(self.likelihoods, self._observed)):
+            source = _data_source(value_var)
+            if self._sources[i] is not None and source is self._sources[i]:
+                continue
+            data = observed_data(lik, value_var, self.step_name)
+            self.data[first + i] = lik.owner.op.kernel_data(data)
+            self._sources[i] = source
+            changed = True
+        if changed:
+            self._last_values = None
+            self._params = None
+        return changed
 
     # ----------------------------------------------------------------- model reading
     def _find_likelihoods(self, model, rv):
@@ -110,11 +140,13 @@ class PartitionTarget:
                 continue
             op = other.owner.op
             if isinstance(op, CollapsedLikelihoodRV) and op.dist_params(other.owner)[0] is rv:
+                if any(other is lik for lik in likelihoods):
+                    continue  # PyMC 5's sample_posterior_predictive can list it twice
                 if other not in model.observed_RVs:
                     raise PartitionModelError(
                         f"'{other.name}' is a collapsed likelihood but not observed; pass observed=."
                     )
-                hypers = op.dist_params(other.owner)[1:]
+                hypers = op.hyper_params(other.owner)
                 if rv in ancestors(hypers):
                     raise PartitionModelError(
                         f"The hyperparameters of '{other.name}' depend on partition '{rv.name}': "
@@ -253,6 +285,17 @@ class PartitionTarget:
             refresh_all(chain.state, params, chain.stats)
             chain.hyper_values = values
         return params, chain.stats, data
+
+
+def _data_source(value_var):
+    """The object holding the current observed value: the constant itself, or the
+    value array of the ``pm.Data`` container (replaced by ``pm.set_data``)."""
+    if isinstance(value_var, Constant):
+        return value_var
+    for var in ancestors([value_var]):
+        if isinstance(var, SharedVariable):
+            return var.get_value(borrow=True)
+    return None
 
 
 def _display_name(op):
