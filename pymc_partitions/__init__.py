@@ -66,6 +66,7 @@ __version__ = "0.1.0"
 compat.register_step_methods([Gibbs])
 compat.install_convergence_checks()
 compat.install_initval_checks()
+compat.install_step_assignment_checks()
 compat.quiet_object_mode_warnings([
     # partition priors
     "crp_rv", "pitman_yor_rv", "fixed_blocks_rv", "mfm_rv", "proper_coloring_rv",

@@ -8,8 +8,9 @@
 - ``pm.sample`` returns ``arviz.InferenceData`` (ArviZ < 1) or ``xarray.DataTree``
   (ArviZ >= 1): :func:`posterior_dataset` reads the posterior from either.
 - Registration of our steps with ``pm.sample``'s automatic assignment, the
-  partition-aware convergence checks (:func:`install_convergence_checks`) and the
-  check of partition ``initvals`` (:func:`install_initval_checks`).
+  partition-aware convergence checks (:func:`install_convergence_checks`), the
+  check of partition ``initvals`` (:func:`install_initval_checks`) and the refusal
+  of non-partition steps on partitions (:func:`install_step_assignment_checks`).
 - ``ancestors`` moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal``.
 - PyTensor 3 runs forward draws through numba and warns that it falls back to
   object mode for Python ``rng_fn`` methods; ours are Python by design (a draw is
@@ -141,23 +142,60 @@ def install_convergence_checks():
 
 
 def check_partition_initvals(model, overrides):
-    """Validate user ``initvals`` for partition variables (length, integers, range)."""
+    """Validate the starting partitions of ``pm.sample``: the ``initvals`` overrides
+    (a dict, or a list/tuple of dicts or None, one per chain; keys the variable,
+    its value variable or its name) and the model's own initial values
+    (``initval=`` / ``model.set_initval``) of partitions no override replaces.
+    Length, integer labels, range and the prior's support are checked; other forms
+    of ``initvals`` (e.g. a list of label arrays) get a TypeError saying which
+    form PyMC accepts."""
     from pymc_partitions.distributions.partition import partition_size, validate_labels
 
     partitions = _partition_rvs(model)
     if not partitions:
         return
-    per_chain = overrides if isinstance(overrides, list | tuple) else [overrides]
-    for chain, override in enumerate(per_chain):
-        if not override:
-            continue
-        for key, value in override.items():
-            for rv in partitions:
-                if key is rv or key is model.rvs_to_values[rv] or key == rv.name:
-                    chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""
-                    where = f"initvals['{rv.name}']{chain_txt}"
-                    labels = validate_labels(np.asarray(value), partition_size(rv), where)
-                    rv.owner.op.check_support(labels, rv.owner, where)
+    if overrides is None or isinstance(overrides, dict):
+        per_chain = [overrides]
+    elif isinstance(overrides, list | tuple) and all(
+        o is None or isinstance(o, dict) for o in overrides
+    ):
+        per_chain = list(overrides)
+    else:
+        name = partitions[0].name
+        raise TypeError(
+            f"initvals must be a dict {{variable name: value}} for all chains, or a list of "
+            f"such dicts (one per chain); got {type(overrides).__name__} "
+            f"{_short_repr(overrides)}. For partition '{name}': "
+            f"initvals=[{{'{name}': labels_0}}, {{'{name}': labels_1}}, ...]."
+        )
+
+    def check(rv, value, where):
+        labels = validate_labels(value, partition_size(rv), where)
+        rv.owner.op.check_support(labels, rv.owner, where)
+
+    for rv in partitions:
+        keys = (rv, model.rvs_to_values[rv], rv.name)
+        for chain, override in enumerate(per_chain):
+            found = [value for key, value in (override or {}).items() if _is_key(key, keys)]
+            chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""
+            for value in found:
+                if value is not None and not isinstance(value, str):
+                    check(rv, value, f"initvals['{rv.name}']{chain_txt}")
+            if not found:
+                value = model.rvs_to_initial_values.get(rv)
+                if value is not None and not isinstance(value, str) and hasattr(value, "shape") \
+                        and not hasattr(value, "owner"):
+                    check(rv, value, f"The initial value of '{rv.name}' (initval= or "
+                                     f"model.set_initval)")
+
+
+def _is_key(key, keys):
+    return any(key is k for k in keys[:2]) or (isinstance(key, str) and key == keys[2])
+
+
+def _short_repr(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def install_initval_checks():
@@ -171,13 +209,88 @@ def install_initval_checks():
     )
 
     def make_initial_point_fns_per_chain(*args, **kwargs):
-        model, overrides = kwargs.get("model"), kwargs.get("overrides")
-        if model is not None and overrides is not None:
-            check_partition_initvals(model, overrides)
+        model = kwargs.get("model")
+        if model is not None:
+            check_partition_initvals(model, kwargs.get("overrides"))
         return original(*args, **kwargs)
 
     make_initial_point_fns_per_chain.__wrapped__ = original
     mcmc.make_initial_point_fns_per_chain = make_initial_point_fns_per_chain
+
+
+def _flat_steps(steps):
+    for step in steps:
+        if hasattr(step, "methods"):  # CompoundStep
+            yield from _flat_steps(step.methods)
+        else:
+            yield step
+
+
+def check_partition_steps(model, provided_steps, selected_steps):
+    """Refuse any step that is not a partition step but would update a partition.
+
+    ``provided_steps``: the step instances the user passed (inside a
+    ``CompoundStep`` too); ``selected_steps``: ``{step class: value variables}`` of
+    PyMC's automatic assignment. PyMC's own steps (``pm.Metropolis``,
+    ``pm.BinaryGibbsMetropolis``, ...) move the labels as an integer vector: they
+    target p(labels) = p(partition) over label vectors, which weights a partition
+    with K blocks by its n!/(n-K)! labellings (a wrong posterior), and most of their
+    proposals leave [0, n) or the prior's support (the chain may never move). All
+    without a word, so this is an error, not a warning: a
+    :class:`pymc_partitions.PartitionModelError` naming the variable, the step and
+    the fix (``pmp.Gibbs`` / ``pmp.SplitMerge``).
+    """
+    from pymc_partitions.step_methods.base import PartitionStep
+    from pymc_partitions.step_methods.target import PartitionModelError
+
+    partitions = {model.rvs_to_values[rv]: rv.name for rv in _partition_rvs(model)}
+    if not partitions:
+        return
+    assigned = [(type(step).__name__, type(step), step.vars) for step in
+                _flat_steps(provided_steps)]
+    assigned += [(f"{cls.__name__} (assigned automatically)", cls, vars)
+                 for cls, vars in selected_steps.items()]
+    for label, cls, vars in assigned:
+        if isinstance(cls, type) and issubclass(cls, PartitionStep):
+            continue
+        names = [partitions[v] for v in vars if v in partitions]
+        if names:
+            first = names[0]
+            raise PartitionModelError(
+                f"Partition variable(s) {names} are assigned to the step {label}, which does not "
+                f"sample partitions: it moves the labels as an integer vector, so it targets the "
+                f"wrong distribution (a partition with K blocks has n!/(n-K)! label vectors, "
+                f"each given the partition's probability) and mostly proposes invalid labels "
+                f"(the chain may never move). "
+                f"Use a partition step: step=[pmp.Gibbs([{first}]), ...] or "
+                f"pmp.SplitMerge([{first}]), and give the step only the other variables "
+                f"(or leave them out of step= and let pm.sample assign them)."
+            )
+
+
+def install_step_assignment_checks():
+    """Check ``pm.sample``'s step assignment: no partition variable may go to a step
+    that is not a partition step (:func:`check_partition_steps`).
+
+    Wraps ``pymc.sampling.mcmc.assign_step_methods``, which ``pm.sample`` calls
+    once with the user's ``step=`` and returns the provided steps and the
+    automatically selected ones; the check runs on its result (and so before any
+    step is compiled or any draw is made). PyMC has no public
+    hook for this: the step classes are PyMC's (or the user's), so no method of
+    ours runs when one of them is given a partition.
+    """
+    import pymc.sampling.mcmc as mcmc
+
+    original = getattr(mcmc.assign_step_methods, "__wrapped__", mcmc.assign_step_methods)
+
+    def assign_step_methods(model, step=None, methods=None, *args, **kwargs):
+        provided, selected = original(model, step, methods, *args, **kwargs)
+        check_partition_steps(model, provided, selected)
+        return provided, selected
+
+    assign_step_methods.__wrapped__ = original
+    assign_step_methods.__doc__ = original.__doc__
+    mcmc.assign_step_methods = assign_step_methods
 
 
 def group_dataset(idata, name):
