@@ -23,7 +23,6 @@
 
 from types import SimpleNamespace
 
-import numpy as np
 import pymc
 from pymc.util import get_random_generator
 

@@ -715,7 +715,7 @@ def test_non_partition_step_chosen_automatically_is_refused():
 def test_partition_steps_and_other_steps_together_are_accepted():
     model = step_model()
     with model:
-        provided, selected = pm.sampling.mcmc.assign_step_methods(
+        provided, _ = pm.sampling.mcmc.assign_step_methods(
             model, [pmp.SplitMerge([model["z"]]), pm.Metropolis([model["a"]])]
         )
     assert {type(s).__name__ for s in provided} == {"SplitMerge", "Metropolis"}

@@ -42,9 +42,9 @@ from scipy.special import logsumexp
 from pymc_partitions import compat
 from pymc_partitions.analysis._draws import posterior_of
 from pymc_partitions.compat import ancestors
-from pymc_partitions.distributions.validation import seed_arg
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
 from pymc_partitions.distributions.partition import PartitionPriorRV
+from pymc_partitions.distributions.validation import seed_arg
 from pymc_partitions.partitions import as_array, as_labels, canonicalize
 
 GROUP = "block_parameters"

@@ -18,9 +18,9 @@ from pymc_partitions.distributions.validation import (
     observed_matrix,
     observed_value,
 )
-from pymc_partitions.partitions import as_array
 from pymc_partitions.kernels.components import dirichlet_multinomial as dm_kernel
 from pymc_partitions.kernels.components import poisson_gamma as pg_kernel
+from pymc_partitions.partitions import as_array
 
 
 def check_counts(data, owner):

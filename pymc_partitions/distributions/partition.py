@@ -187,7 +187,7 @@ def _check_one_partition(cls, owner, args, kwargs):
         try:
             ndim = np.ndim(getattr(value, "values", value)) if not hasattr(value, "type") \
                 else value.type.ndim
-        except Exception:  # ragged and other bad values: dist names them
+        except (TypeError, ValueError):  # ragged and other bad values: dist names them
             continue
         if ndim != 0:
             raise ValueError(f"{owner}: '{arg}' must be a scalar, got {ndim} dimensions. {fix}")

@@ -14,8 +14,8 @@ from pymc.distributions.dist_math import check_parameters
 
 from pymc_partitions.distributions.collapsed import CollapsedLikelihood, CollapsedLikelihoodRV
 from pymc_partitions.distributions.validation import constant_value, number_arg, observed_value
-from pymc_partitions.partitions import as_array
 from pymc_partitions.kernels.components import irm as irm_kernel
+from pymc_partitions.partitions import as_array
 
 
 def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_diagonal=False):
