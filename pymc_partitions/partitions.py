@@ -51,9 +51,9 @@ def as_labels(labels, name, owner, *, categories=False, integer_dtype=False):
     numbers (labels stored as floats, e.g. read from a table). With ``categories``
     (:func:`canonicalize` only), strings are allowed too: any values encode the
     partition "same value, same block". With ``integer_dtype`` (posterior draws,
-    which a trace holds as integers) floats are refused too. Anything else (NaN, 1.5, complex numbers,
-    ragged lists, None, an ``xarray.Dataset``) raises an error naming ``name``.
-    An ``xarray.DataArray`` gives its values.
+    which a trace holds as integers) floats are refused too. Anything else (NaN,
+    1.5, complex numbers, ragged lists, None, an ``xarray.Dataset``) raises an
+    error naming ``name``. An ``xarray.DataArray`` gives its values.
     """
     what = "integer labels" + (" (or strings)" if categories else "")
     arr = as_array(labels, name, owner, what)

@@ -120,7 +120,10 @@ def hyper_input(name, value, owner, *, positive=False):
         if dtype is None or dtype == "bool" or str(dtype).startswith("complex"):
             raise TypeError(f"{owner}: '{name}' must be {what} of real numbers, got {value!r} "
                             f"(dtype {dtype}).")
-        check_positive(name, value, owner) if positive else _check_finite(name, value, owner)
+        if positive:
+            check_positive(name, value, owner)
+        else:
+            _check_finite(name, value, owner)
         return value
     if _is_bool(value):
         raise TypeError(
