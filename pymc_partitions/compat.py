@@ -33,6 +33,10 @@ initval_checks     ``pymc.sampling.mcmc.make_initial_point_fns_  none: no hook s
 object_mode_       Python warnings filter for PyTensor's         Python's warnings filter;
 warnings           "Numba will use object mode" notice, for our  PyTensor has no per-op
                    ops only                                      switch
+step_assignment_   ``pymc.sampling.mcmc.assign_step_methods``    none: the step classes are
+checks             wrapped: a partition given to a step that is  PyMC's or the user's, so
+                   not a partition step (``pm.Metropolis``...)   nothing of ours runs when
+                   is refused with the reason and the fix        one gets a partition
 log_likelihood     ``pymc.stats.log_density.compute_log_         none: PyMC evaluates each
                    likelihood`` wrapped (and the names           observed variable's own
                    ``pm.compute_log_likelihood``, ``pymc.stats.  elementwise logp, one
@@ -85,7 +89,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-import numpy as np
 import pymc
 from pymc.util import get_random_generator
 
@@ -149,25 +152,60 @@ def _partition_rvs(model):
 
 
 def check_partition_initvals(model, overrides):
-    """Validate user ``initvals`` for partition variables (length, integers, range)."""
+    """Validate the starting partitions of ``pm.sample``: the ``initvals`` overrides
+    (a dict, or a list/tuple of dicts or None, one per chain; keys the variable,
+    its value variable or its name) and the model's own initial values
+    (``initval=`` / ``model.set_initval``) of partitions no override replaces.
+    Length, integer labels, range and the prior's support are checked; other forms
+    of ``initvals`` (e.g. a list of label arrays) get a TypeError saying which
+    form PyMC accepts."""
     from pymc_partitions.distributions.partition import partition_size, validate_labels
 
     partitions = _partition_rvs(model)
     if not partitions:
         return
-    per_chain = overrides if isinstance(overrides, list | tuple) else [overrides]
-    for chain, override in enumerate(per_chain):
-        if not override:
-            continue
-        for key, value in override.items():
-            if isinstance(value, str):
-                continue  # a PyMC strategy ("prior", "support_point"), not labels
-            for rv in partitions:
-                if key is rv or key is model.rvs_to_values[rv] or key == rv.name:
-                    chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""
-                    where = f"initvals['{rv.name}']{chain_txt}"
-                    labels = validate_labels(np.asarray(value), partition_size(rv), where)
-                    rv.owner.op.check_support(labels, rv.owner, where)
+    if overrides is None or isinstance(overrides, dict):
+        per_chain = [overrides]
+    elif isinstance(overrides, list | tuple) and all(
+        o is None or isinstance(o, dict) for o in overrides
+    ):
+        per_chain = list(overrides)
+    else:
+        name = partitions[0].name
+        raise TypeError(
+            f"initvals must be a dict {{variable name: value}} for all chains, or a list of "
+            f"such dicts (one per chain); got {type(overrides).__name__} "
+            f"{_short_repr(overrides)}. For partition '{name}': "
+            f"initvals=[{{'{name}': labels_0}}, {{'{name}': labels_1}}, ...]."
+        )
+
+    def check(rv, value, where):
+        labels = validate_labels(value, partition_size(rv), where)
+        rv.owner.op.check_support(labels, rv.owner, where)
+
+    for rv in partitions:
+        keys = (rv, model.rvs_to_values[rv], rv.name)
+        for chain, override in enumerate(per_chain):
+            found = [value for key, value in (override or {}).items() if _is_key(key, keys)]
+            chain_txt = f" for chain {chain}" if len(per_chain) > 1 else ""
+            for value in found:
+                if value is not None and not isinstance(value, str):
+                    check(rv, value, f"initvals['{rv.name}']{chain_txt}")
+            if not found:
+                value = model.rvs_to_initial_values.get(rv)
+                if value is not None and not isinstance(value, str) and hasattr(value, "shape") \
+                        and not hasattr(value, "owner"):
+                    check(rv, value, f"The initial value of '{rv.name}' (initval= or "
+                                     f"model.set_initval)")
+
+
+def _is_key(key, keys):
+    return any(key is k for k in keys[:2]) or (isinstance(key, str) and key == keys[2])
+
+
+def _short_repr(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def group_dataset(idata, name):
@@ -360,7 +398,7 @@ def _initval_checks_wrapper(original):
         """PyMC's function, after :func:`check_partition_initvals` on the overrides."""
         bound = signature.bind_partial(*args, **kwargs).arguments
         model, overrides = bound.get("model"), bound.get("overrides")
-        if model is not None and overrides is not None:
+        if model is not None:  # also the model's own initval= of partitions
             check_partition_initvals(model, overrides)
         return original(*args, **kwargs)
 
@@ -403,6 +441,83 @@ def our_random_variable_names():
 
 def _quiet_our_object_mode_warnings():
     quiet_object_mode_warnings(our_random_variable_names())
+
+
+# --- step_assignment_checks: refuse non-partition steps on partitions ------------------
+
+
+def _flat_steps(steps):
+    for step in steps:
+        if hasattr(step, "methods"):  # CompoundStep
+            yield from _flat_steps(step.methods)
+        else:
+            yield step
+
+
+def check_partition_steps(model, provided_steps, selected_steps):
+    """Refuse any step that is not a partition step but would update a partition.
+
+    ``provided_steps``: the step instances the user passed (inside a
+    ``CompoundStep`` too); ``selected_steps``: ``{step class: value variables}`` of
+    PyMC's automatic assignment. PyMC's own steps (``pm.Metropolis``,
+    ``pm.BinaryGibbsMetropolis``, ...) move the labels as an integer vector: they
+    target p(labels) = p(partition) over label vectors, which weights a partition
+    with K blocks by its n!/(n-K)! labellings (a wrong posterior), and most of their
+    proposals leave [0, n) or the prior's support (the chain may never move). All
+    without a word, so this is an error, not a warning: a
+    :class:`pymc_partitions.PartitionModelError` naming the variable, the step and
+    the fix (``pmp.Gibbs`` / ``pmp.SplitMerge``).
+    """
+    from pymc_partitions.step_methods.base import PartitionStep
+    from pymc_partitions.step_methods.target import PartitionModelError
+
+    partitions = {model.rvs_to_values[rv]: rv.name for rv in _partition_rvs(model)}
+    if not partitions:
+        return
+    assigned = [(type(step).__name__, type(step), step.vars) for step in
+                _flat_steps(provided_steps)]
+    assigned += [(f"{cls.__name__} (assigned automatically)", cls, vars)
+                 for cls, vars in selected_steps.items()]
+    for label, cls, vars in assigned:
+        if isinstance(cls, type) and issubclass(cls, PartitionStep):
+            continue
+        names = [partitions[v] for v in vars if v in partitions]
+        if names:
+            first = names[0]
+            raise PartitionModelError(
+                f"Partition variable(s) {names} are assigned to the step {label}, which does not "
+                f"sample partitions: it moves the labels as an integer vector, so it targets the "
+                f"wrong distribution (a partition with K blocks has n!/(n-K)! label vectors, "
+                f"each given the partition's probability) and mostly proposes invalid labels "
+                f"(the chain may never move). "
+                f"Use a partition step: step=[pmp.Gibbs([{first}]), ...] or "
+                f"pmp.SplitMerge([{first}]), and give the step only the other variables "
+                f"(or leave them out of step= and let pm.sample assign them)."
+            )
+
+
+def _step_assignment_wrapper(original):
+    """Check ``pm.sample``'s step assignment: no partition variable may go to a step
+    that is not a partition step (:func:`check_partition_steps`).
+
+    ``pm.sample`` calls ``assign_step_methods`` once with the user's ``step=``; it
+    returns the provided steps and the automatically selected ones, and the check
+    runs on that result (before any step is compiled or any draw is made).
+    """
+    signature = inspect.signature(original)
+
+    def assign_step_methods(*args, **kwargs):
+        provided, selected = original(*args, **kwargs)
+        check_partition_steps(signature.bind_partial(*args, **kwargs).arguments["model"],
+                              provided, selected)
+        return provided, selected
+
+    return assign_step_methods
+
+
+def install_step_assignment_checks():
+    """Install the ``step_assignment_checks`` entry of :data:`PATCHES` (idempotent)."""
+    install_patches(["step_assignment_checks"])
 
 
 # --- log_likelihood: pointwise leave-one-out terms ---------------------------------------
@@ -521,6 +636,34 @@ PATCHES = [
         },
     ),
     Patch(
+        name="step_assignment_checks",
+        why=(
+            "pm.sample(step=pm.Metropolis([z])) ran and the partition never moved (PyMC's "
+            "steps move labels as an integer vector: wrong target, invalid proposals); the "
+            "wrapper refuses any non-partition step on a partition. Re-check that "
+            "assign_step_methods returns (provided steps, {step class: value vars}) and that "
+            "sample calls it by the module-level name."
+        ),
+        wrap=_step_assignment_wrapper,
+        targets=("pymc.sampling.mcmc:assign_step_methods",),
+        relies_on=(
+            "pymc.sampling.mcmc:assign_step_methods",
+            "pymc.sampling.mcmc:sample",
+        ),
+        fingerprints={
+            "5.28": {
+                "pymc.sampling.mcmc:assign_step_methods": (
+                    "(model, step=None, methods=None)", "efd648f0b4250074"),
+                "pymc.sampling.mcmc:sample": "bf7ebf30a6f4f8e3",
+            },
+            "6.4": {
+                "pymc.sampling.mcmc:assign_step_methods": (
+                    "(model, step=None, methods=None)", "ef5165b2def3c61e"),
+                "pymc.sampling.mcmc:sample": "05d80c2830f96cff",
+            },
+        },
+    ),
+    Patch(
         name="log_likelihood",
         why=(
             "pm.compute_log_likelihood stores one joint term per draw for a collapsed "
@@ -543,16 +686,16 @@ PATCHES = [
         fingerprints={
             "5.28": {
                 "pymc.stats.log_density:compute_log_likelihood": (
-                    "(idata, *, var_names=None, extend_inferencedata=True, model=None, "
-                    "sample_dims=('chain', 'draw'), progressbar=True, compile_kwargs=None)",
+                    ("(idata, *, var_names=None, extend_inferencedata=True, model=None, "
+                     "sample_dims=('chain', 'draw'), progressbar=True, compile_kwargs=None)"),
                     "f2dad7bdedccfa0a"),
                 "pymc.sampling.mcmc:_sample_return": "44573f06c6a755aa",
             },
             "6.4": {
                 "pymc.stats.log_density:compute_log_likelihood": (
-                    "(idata, *, var_names=None, extend_inferencedata=True, model=None, "
-                    "sample_dims=('chain', 'draw'), progressbar=True, backend=None, "
-                    "compile_kwargs=None)",
+                    ("(idata, *, var_names=None, extend_inferencedata=True, model=None, "
+                     "sample_dims=('chain', 'draw'), progressbar=True, backend=None, "
+                     "compile_kwargs=None)"),
                     "e9bae995f3bcab21"),
                 "pymc.sampling.mcmc:_sample_return": "636bbc93162fee48",
             },

@@ -86,7 +86,8 @@ def plot_block_fractions(idata, var_name=None, n_fractions=5, ax=None):
     """Trace of the sorted block fractions (largest block's share, second, ...)
     against iteration, one colour per rank and one line per chain (as Jain & Neal
     2004 plot their samplers' progress)."""
-    labels = read_draws(idata, var_name, keep_chains=True)
+    labels = read_draws(idata, var_name, keep_chains=True, owner="plot_block_fractions",
+                        arg="idata")
     frac = sorted_block_fractions(labels, int(n_fractions))  # (chains, draws, r)
     ax = _axes(ax, (7.0, 3.5))
     colours = _pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
@@ -104,7 +105,7 @@ def plot_block_fractions(idata, var_name=None, n_fractions=5, ax=None):
 
 def plot_n_blocks(idata, var_name=None, ax=None):
     """Posterior of the number of blocks, one bar series per chain."""
-    labels = read_draws(idata, var_name, keep_chains=True)
+    labels = read_draws(idata, var_name, keep_chains=True, owner="plot_n_blocks", arg="idata")
     chains = labels.shape[0]
     k = count_blocks(labels.reshape(-1, labels.shape[-1])).reshape(chains, -1)
     values = np.arange(k.min(), k.max() + 1)
@@ -123,7 +124,7 @@ def plot_n_blocks(idata, var_name=None, ax=None):
 
 def plot_block_sizes(draws_or_idata, var_name=None, n_blocks=None, ax=None):
     """Distribution of the r-th largest block's size over the draws (box per rank)."""
-    labels = read_draws(draws_or_idata, var_name)
+    labels = read_draws(draws_or_idata, var_name, owner="plot_block_sizes")
     n = labels.shape[1]
     if n_blocks is None:
         n_blocks = int(min(10, labels.max() + 1))

@@ -228,7 +228,7 @@ def test_jain_neal_table_and_shapes():
         assert np.array_equal(labels, np.repeat(np.arange(5), 20))
     X, _ = gen.pbc_bernoulli(seed=3)
     assert X.shape == (100, 15)
-    with pytest.raises(ValueError, match="d must be >= 5"):
+    with pytest.raises(ValueError, match="'d' must be an integer >= 5"):
         gen.jain_neal_bernoulli(4)
 
 

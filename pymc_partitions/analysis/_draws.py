@@ -3,6 +3,11 @@
 import numpy as np
 
 from pymc_partitions import compat
+from pymc_partitions.partitions import as_labels
+
+
+def _is_dataset(obj):
+    return hasattr(obj, "data_vars") and not hasattr(obj, "groups") and not hasattr(obj, "children")
 
 
 def _is_trace(obj):
@@ -12,18 +17,57 @@ def _is_trace(obj):
 def _has_posterior(obj):
     try:
         compat.posterior_dataset(obj)
-    except (KeyError, TypeError, AttributeError, IndexError):
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError):
         return False
     return True
 
 
-def partition_variable(post, var_name):
-    """Name of the partition variable in the posterior dataset ``post``."""
+def posterior_of(obj, owner, arg="idata", allow_dataset=True):
+    """The posterior of a ``pm.sample`` result (``InferenceData`` / ``DataTree``) as
+    an ``xarray.Dataset``; with ``allow_dataset`` a posterior ``Dataset`` passes as
+    it is. Anything else raises a TypeError naming ``arg``."""
+    if allow_dataset and _is_dataset(obj):
+        return obj
+    if _is_trace(obj):
+        return compat.posterior_dataset(obj)
+    alt = " or its posterior Dataset" if allow_dataset else ""
+    raise TypeError(
+        f"{owner}: '{arg}' must be the result of pm.sample (an InferenceData or DataTree with "
+        f"a posterior group){alt}; got {type(obj).__name__}."
+    )
+
+
+def partition_variable(post, var_name, owner="read_draws"):
+    """Name of the partition variable in the posterior dataset ``post``.
+
+    ``var_name`` must name an integer variable with one item dimension, (chain,
+    draw, n), holding labels in [0, n) (what a partition variable's trace holds:
+    canonical labels); anything else is a ValueError naming ``var_name``, so that
+    e.g. the summary ``z_n_clusters`` is not read as a partition. Without
+    ``var_name`` the one integer variable with an item dimension is used.
+    """
     if var_name is not None:
+        if not isinstance(var_name, str):
+            raise TypeError(f"{owner}: 'var_name' must be a variable name (str), got {var_name!r}.")
         if var_name not in post.data_vars:
             raise ValueError(
-                f"var_name={var_name!r} is not in the posterior; it holds "
+                f"{owner}: 'var_name' = {var_name!r} is not in the posterior; it holds "
                 f"{sorted(post.data_vars)}."
+            )
+        da = post[var_name]
+        if da.ndim != 3 or not np.issubdtype(da.dtype, np.integer):
+            raise ValueError(
+                f"{owner}: 'var_name' = {var_name!r} is not a partition variable: a partition's "
+                f"trace is integer labels with dims (chain, draw, item), but "
+                f"{var_name!r} has dims {da.dims} and dtype {da.dtype}. Pass the partition "
+                f"variable's name (e.g. 'z', not its summaries such as 'z_n_clusters')."
+            )
+        n = da.shape[-1]
+        lo, hi = (int(v) for v in (da.min(), da.max())) if da.size else (0, 0)
+        if lo < 0 or hi >= n:
+            raise ValueError(
+                f"{owner}: 'var_name' = {var_name!r} is not a partition variable: its values span "
+                f"[{lo}, {hi}], but a partition of n = {n} items has labels in [0, {n})."
             )
         return var_name
     found = [
@@ -33,35 +77,36 @@ def partition_variable(post, var_name):
     ]
     if len(found) != 1:
         raise ValueError(
-            "Pass var_name= to say which posterior variable is the partition "
+            f"{owner}: pass 'var_name' to say which posterior variable is the partition "
             f"(integer variables with one item dimension: {found})."
         )
     return found[0]
 
 
-def read_draws(draws_or_idata, var_name=None, keep_chains=False):
+def read_draws(draws_or_idata, var_name=None, keep_chains=False, owner="read_draws",
+               arg="draws_or_idata"):
     """Partition draws as an int64 array.
 
-    draws_or_idata : an InferenceData / DataTree from ``pm.sample`` (the posterior
-        group is read, ``var_name`` names the partition), or an integer array of
-        shape (draws, n) or (chains, draws, n).
+    draws_or_idata : an InferenceData / DataTree from ``pm.sample`` or its posterior
+        ``Dataset`` (``var_name`` names the partition), or integer labels of shape
+        (draws, n) or (chains, draws, n) (an array, nested lists or an
+        ``xarray.DataArray``; booleans are read as labels 0/1, floats are refused).
     Returns (draws, n) with chains stacked, or (chains, draws, n) when
-    ``keep_chains`` (a 2-D input is then one chain).
+    ``keep_chains`` (a 2-D input is then one chain). Errors name ``arg`` and
+    ``owner`` (the calling function).
     """
-    if _is_trace(draws_or_idata):
-        post = compat.posterior_dataset(draws_or_idata)
-        name = partition_variable(post, var_name)
+    if _is_dataset(draws_or_idata) or _is_trace(draws_or_idata):
+        post = posterior_of(draws_or_idata, owner, arg)
+        name = partition_variable(post, var_name, owner)
         arr = np.asarray(post[name].transpose("chain", "draw", ...).values)
     else:
-        arr = np.asarray(draws_or_idata)
+        arr = as_labels(draws_or_idata, arg, owner, integer_dtype=True)
     if arr.ndim == 2:
         arr = arr[None]
     if arr.ndim != 3 or arr.shape[1] == 0 or arr.shape[2] == 0:
         raise ValueError(
-            "draws must be an integer array of shape (draws, n) or (chains, draws, n), or a "
-            f"pm.sample result with var_name=; got shape {arr.shape}."
+            f"{owner}: '{arg}' must be integer labels of shape (draws, n) or (chains, draws, "
+            f"n), or a pm.sample result with var_name=; got shape {arr.shape}."
         )
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"draws must hold integer labels; got dtype {arr.dtype}.")
     arr = arr.astype(np.int64, copy=False)
     return arr if keep_chains else arr.reshape(-1, arr.shape[-1])

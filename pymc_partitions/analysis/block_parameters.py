@@ -37,20 +37,38 @@ evaluated at that draw's free variables in the posterior (constants stay constan
 """
 
 import numpy as np
+import pymc as pm
 import pytensor
 import xarray as xr
 from scipy.special import logsumexp
 
 from pymc_partitions import compat
+from pymc_partitions.analysis._draws import posterior_of
 from pymc_partitions.compat import ancestors
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV, observed_data
 from pymc_partitions.distributions.partition import PartitionPriorRV
-from pymc_partitions.partitions import canonicalize
+from pymc_partitions.distributions.validation import seed_arg
+from pymc_partitions.partitions import as_array, as_labels, canonicalize
 
 GROUP = "block_parameters"
 
 
 # ----------------------------------------------------------------------------- model reading
+def _model_arg(model, owner):
+    """The ``model`` argument: a ``pm.Model``, or None for the model in context."""
+    if model is None:
+        try:
+            return pm.modelcontext(None)
+        except TypeError:
+            raise TypeError(
+                f"{owner}: 'model' is required: pass the pm.Model that produced the trace "
+                f"(or call inside its context)."
+            ) from None
+    if not isinstance(model, pm.Model):
+        raise TypeError(f"{owner}: 'model' must be a pm.Model, got {type(model).__name__}.")
+    return model
+
+
 def _collapsed_likelihoods(model):
     # Each once: PyMC 5's sample_posterior_predictive appends the observed variables to
     # model.observed_RVs again on every call (when the trace has observed data).
@@ -166,8 +184,8 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
         ``pm.sample`` output with the partition and the free hyperparameters in its
         posterior.
     model : pm.Model
-        The model that produced it.
-    var_names : list of str, optional
+        The model that produced it (None: the model in context).
+    var_names : str or list of str, optional
         Names of the collapsed likelihoods to use (default: all in the model).
     seed : int or numpy Generator, optional
     group : str, default ``"block_parameters"``
@@ -193,15 +211,23 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
     between draws: summaries across draws are meaningful per draw or after fixing
     a partition (e.g. a point estimate), not per raw block index.
     """
-    rng = np.random.default_rng(seed)
-    posterior = compat.posterior_dataset(idata)
+    owner = "sample_block_parameters"
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
+    posterior = posterior_of(idata, owner, allow_dataset=False)
+    model = _model_arg(model, owner)
+    if not isinstance(group, str) or not group:
+        raise TypeError(f"{owner}: 'group' must be a group name (a non-empty str), got {group!r}.")
     liks = _collapsed_likelihoods(model)
     if var_names is not None:
+        if isinstance(var_names, str):
+            var_names = [var_names]  # one name, as ArviZ accepts
+        if not all(isinstance(v, str) for v in var_names):
+            raise TypeError(f"{owner}: 'var_names' must be a list of names, got {var_names!r}.")
         names = {lik.name for lik in liks}
         unknown = [v for v in var_names if v not in names]
         if unknown:
             raise ValueError(
-                f"sample_block_parameters: var_names {unknown} are not collapsed likelihoods of "
+                f"{owner}: 'var_names' {unknown} are not collapsed likelihoods of "
                 f"the model; choose from {sorted(names)}."
             )
         liks = [lik for lik in liks if lik.name in var_names]
@@ -219,7 +245,7 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
         owner = f"sample_block_parameters ('{lik.name}')"
         labels = _partition_draws(posterior, z, owner).reshape(n_chain * n_draw, -1)
         if partition is not None:
-            fixed = np.asarray(getattr(partition, "labels", partition))
+            fixed = as_labels(getattr(partition, "labels", partition), "partition", owner)
             if fixed.shape != labels.shape[1:]:
                 raise ValueError(
                     f"{owner}: 'partition' must hold n = {labels.shape[1]} labels, got shape "
@@ -254,7 +280,10 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
 
 # ----------------------------------------------------------------------------- predictive
 def _new_rows(x_new, data, owner):
-    x = np.asarray(x_new, dtype=np.float64)
+    x = as_array(x_new, "x_new", owner, "an array of new observations")
+    if x.dtype.kind not in "iufb":
+        raise TypeError(f"{owner}: 'x_new' must hold numbers, got dtype {x.dtype}.")
+    x = x.astype(np.float64)
     row_ndim = data.ndim - 1
     if data.ndim == 2 and data.shape[1] == 1 and x.ndim == 1:
         x = x[:, None]  # D = 1: a vector of new scalar observations
@@ -282,7 +311,7 @@ def posterior_predictive_density(idata, model, x_new, var_name=None, combine=Tru
 
     Parameters
     ----------
-    idata, model : the ``pm.sample`` output and its model.
+    idata, model : the ``pm.sample`` output and its model (None: the model in context).
     x_new : array_like
         New observations shaped like the observed rows: (r, D), or one row (D,); for
         D = 1 a vector of r values. Each is scored on its own (one new item at a time).
@@ -295,7 +324,11 @@ def posterior_predictive_density(idata, model, x_new, var_name=None, combine=Tru
         predictive, shape (chain, draw, r).
     """
     owner = "posterior_predictive_density"
+    posterior = posterior_of(idata, owner, allow_dataset=False)
+    model = _model_arg(model, owner)
     liks = _collapsed_likelihoods(model)
+    if var_name is not None and not isinstance(var_name, str):
+        raise TypeError(f"{owner}: 'var_name' must be a likelihood's name, got {var_name!r}.")
     if var_name is None:
         if len(liks) != 1:
             raise ValueError(
@@ -307,7 +340,7 @@ def posterior_predictive_density(idata, model, x_new, var_name=None, combine=Tru
         match = [lik for lik in liks if lik.name == var_name]
         if not match:
             raise ValueError(
-                f"{owner}: var_name '{var_name}' is not a collapsed likelihood of the model; "
+                f"{owner}: 'var_name' = {var_name!r} is not a collapsed likelihood of the model; "
                 f"choose from {[lik.name for lik in liks]}."
             )
         lik = match[0]
@@ -319,7 +352,6 @@ def posterior_predictive_density(idata, model, x_new, var_name=None, combine=Tru
     _require(prior_op, PartitionPriorRV, "predictive_log_weights", f"partition prior of '{z.name}'",
              "the posterior predictive density")
 
-    posterior = compat.posterior_dataset(idata)
     data = _observed(lik, model)
     x = _new_rows(x_new, data, owner)
     n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]

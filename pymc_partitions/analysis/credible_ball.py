@@ -25,7 +25,8 @@ import numpy as np
 
 from pymc_partitions.analysis.distances import distance_function
 from pymc_partitions.analysis.point_estimates import PointEstimate, _loss_name, draw_set, n_blocks
-from pymc_partitions.partitions import canonicalize
+from pymc_partitions.distributions.validation import number_arg
+from pymc_partitions.partitions import as_labels, canonicalize
 
 
 class CredibleBall(NamedTuple):
@@ -68,14 +69,15 @@ def credible_ball(draws_or_idata, estimate, var_name=None, loss="VI", level=0.95
     level : credible level in (0, 1], e.g. 0.95.
     Returns a :class:`CredibleBall`.
     """
-    name, _ = _loss_name(loss)
-    if not 0.0 < level <= 1.0:
-        raise ValueError(f"'level' must be in (0, 1]; got {level!r}.")
-    ds = draw_set(draws_or_idata, var_name)
-    centre = estimate.labels if isinstance(estimate, PointEstimate) else np.asarray(estimate)
+    owner = "credible_ball"
+    name, _ = _loss_name(loss, owner)
+    level = number_arg("level", level, owner, low=0.0, low_open=True, high=1.0)
+    ds = draw_set(draws_or_idata, var_name, owner)
+    centre = estimate.labels if isinstance(estimate, PointEstimate) else estimate
+    centre = as_labels(centre, "estimate", owner)
     if centre.shape != (ds.draws.shape[1],):
         raise ValueError(
-            f"'estimate' must label the {ds.draws.shape[1]} items of the draws; "
+            f"{owner}: 'estimate' must label the {ds.draws.shape[1]} items of the draws; "
             f"got shape {centre.shape}."
         )
     centre = canonicalize(centre)

@@ -28,20 +28,19 @@ Conventions (pair counts over the n(n-1)/2 unordered pairs of distinct items):
 
 import numpy as np
 
+from pymc_partitions.distributions.validation import number_arg
 from pymc_partitions.kernels.contingency import pair_sums
+from pymc_partitions.partitions import as_labels
 
 
-def _labels_2d(labels, name):
-    arr = np.asarray(labels)
+def _labels_2d(labels, name, owner="distance"):
+    arr = as_labels(labels, name, owner)
     if arr.ndim not in (1, 2) or arr.shape[-1] == 0:
         raise ValueError(
-            f"'{name}' must be a label vector of shape (n,) or an array of label vectors of "
-            f"shape (draws, n) with n >= 1; got shape {arr.shape}."
+            f"{owner}: '{name}' must be a label vector of shape (n,) or an array of label "
+            f"vectors of shape (draws, n) with n >= 1; got shape {arr.shape}."
         )
-    if not np.issubdtype(arr.dtype, np.integer):
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"'{name}' must hold integer labels.")
-    return arr.reshape(-1, arr.shape[-1]).astype(np.int64, copy=False), arr.ndim == 2
+    return arr.reshape(-1, arr.shape[-1]), arr.ndim == 2
 
 
 def compact_labels(draws):
@@ -59,21 +58,24 @@ def compact_labels(draws):
     return inverse.reshape(draws.shape).astype(np.int64), values.shape[0]
 
 
-def contingency_sums(a, b):
+def contingency_sums(a, b, owner="distance"):
     """The six contingency sums of each row of ``a`` against ``b``.
 
     Returns ``(sums, n, is_batch)`` with ``sums`` of shape (m, 6):
     [sum a^2, sum b^2, sum n_kl^2, sum a log a, sum b log b, sum n_kl log n_kl]
     (natural logarithms).
     """
-    draws, batch = _labels_2d(a, "a")
-    ref, ref_batch = _labels_2d(b, "b")
+    draws, batch = _labels_2d(a, "a", owner)
+    ref, ref_batch = _labels_2d(b, "b", owner)
     if ref_batch:
-        raise ValueError(f"'b' must be one label vector of shape (n,); got shape {np.shape(b)}.")
+        raise ValueError(
+            f"{owner}: 'b' must be one label vector of shape (n,); got shape {np.shape(b)}."
+        )
     ref = ref[0]
     if ref.shape[0] != draws.shape[1]:
         raise ValueError(
-            f"'a' and 'b' must label the same number of items: {draws.shape[1]} != {ref.shape[0]}."
+            f"{owner}: 'a' and 'b' must label the same number of items: {draws.shape[1]} != "
+            f"{ref.shape[0]}."
         )
     draws, ka = compact_labels(draws)
     ref, kb = compact_labels(ref[None, :])
@@ -96,7 +98,7 @@ def binder_loss(a, b, normalize=False):
     the other, sum_k a_k^2/2 + sum_l b_l^2/2 - sum_kl n_kl^2. ``normalize=True``
     divides by n(n-1)/2 (then it equals 1 - :func:`rand_index`).
     """
-    sums, n, batch = contingency_sums(a, b)
+    sums, n, batch = contingency_sums(a, b, "binder_loss")
     value = 0.5 * (sums[:, 0] + sums[:, 1]) - sums[:, 2]
     if normalize:
         value = value / (n * (n - 1) / 2) if n > 1 else np.zeros_like(value)
@@ -110,7 +112,7 @@ def hamming_distance(a, b, normalize=False):
     ordered pairs (i, j) on which the co-clustering matrices of a and b differ
     (= 2 * :func:`binder_loss`). ``normalize=True`` divides by n^2.
     """
-    sums, n, batch = contingency_sums(a, b)
+    sums, n, batch = contingency_sums(a, b, "hamming_distance")
     value = sums[:, 0] + sums[:, 1] - 2.0 * sums[:, 2]
     if normalize:
         value = value / float(n * n)
@@ -119,7 +121,7 @@ def hamming_distance(a, b, normalize=False):
 
 def rand_index(a, b):
     """Rand (1971) index: share of the n(n-1)/2 item pairs on which a and b agree."""
-    sums, n, batch = contingency_sums(a, b)
+    sums, n, batch = contingency_sums(a, b, "rand_index")
     if n < 2:
         return _result(np.ones(sums.shape[0]), batch)
     discordant = 0.5 * (sums[:, 0] + sums[:, 1]) - sums[:, 2]
@@ -135,7 +137,7 @@ def adjusted_rand_index(a, b):
     there is no discordant pair (this covers the 0/0 cases: both one block, both
     all singletons, n = 1).
     """
-    sums, n, batch = contingency_sums(a, b)
+    sums, n, batch = contingency_sums(a, b, "adjusted_rand_index")
     together_a = 0.5 * (sums[:, 0] - n)
     together_b = 0.5 * (sums[:, 1] - n)
     tp = 0.5 * (sums[:, 2] - n)
@@ -155,9 +157,8 @@ def variation_of_information(a, b, base=2.0):
     VI = (sum_k a_k log a_k + sum_l b_l log b_l - 2 sum_kl n_kl log n_kl) / n, in
     units of log ``base`` (bits by default).
     """
-    if not base > 1:
-        raise ValueError(f"'base' must be > 1 (2 for bits, np.e for nats); got {base}.")
-    sums, n, batch = contingency_sums(a, b)
+    base = number_arg("base", base, "variation_of_information", low=1, low_open=True)
+    sums, n, batch = contingency_sums(a, b, "variation_of_information")
     value = (sums[:, 3] + sums[:, 4] - 2.0 * sums[:, 5]) / n / np.log(base)
     return _result(np.maximum(value, 0.0), batch)
 
@@ -168,9 +169,11 @@ DISTANCES = {
 }
 
 
-def distance_function(name):
-    """The distance named ``name`` ("vi" or "binder", any case)."""
-    key = str(name).lower()
+def distance_function(name, arg="loss", owner=None):
+    """The distance named ``name`` ("vi" or "binder", any case); errors name the
+    argument ``arg`` of function ``owner``."""
+    key = name.lower() if isinstance(name, str) else None
     if key not in DISTANCES:
-        raise ValueError(f"Unknown distance/loss {name!r}: use 'VI' or 'binder'.")
+        where = f"{owner}: " if owner else ""
+        raise ValueError(f"{where}'{arg}' = {name!r} is not a known distance: use 'VI' or 'binder'.")
     return DISTANCES[key]

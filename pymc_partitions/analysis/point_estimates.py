@@ -20,9 +20,10 @@ import numpy as np
 from pymc_partitions.analysis._draws import read_draws
 from pymc_partitions.analysis.distances import compact_labels, distance_function
 from pymc_partitions.analysis.similarity import coclustering_count_matrix, item_major_labels
+from pymc_partitions.distributions.validation import integer_arg, number_arg, seed_arg
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.salso import pair_weight_scores, salso_run
-from pymc_partitions.partitions import canonicalize
+from pymc_partitions.partitions import as_labels, canonicalize
 
 _LOSSES = {"vi": ("VI", 1), "binder": ("binder", 0)}
 _CNT_LIMIT_BYTES = 2 << 30
@@ -45,10 +46,10 @@ class PointEstimate(NamedTuple):
     method: str
 
 
-def _loss_name(loss):
-    key = str(loss).lower()
+def _loss_name(loss, owner="point_estimate"):
+    key = loss.lower() if isinstance(loss, str) else None
     if key not in _LOSSES:
-        raise ValueError(f"loss={loss!r} is not supported: use 'VI' or 'binder'.")
+        raise ValueError(f"{owner}: 'loss' = {loss!r} is not supported: use 'VI' or 'binder'.")
     return _LOSSES[key]
 
 
@@ -69,9 +70,9 @@ class DrawSet(NamedTuple):
         return self.draws.shape[0]
 
 
-def draw_set(draws_or_idata, var_name=None):
+def draw_set(draws_or_idata, var_name=None, owner="draw_set"):
     """Read the draws and keep each distinct partition once, with its count."""
-    draws, n_labels = compact_labels(read_draws(draws_or_idata, var_name))
+    draws, n_labels = compact_labels(read_draws(draws_or_idata, var_name, owner=owner))
     unique, counts = np.unique(draws, axis=0, return_counts=True)
     return DrawSet(unique, counts.astype(np.float64), draws, n_labels)
 
@@ -83,12 +84,13 @@ def _average_loss(ds, labels, name):
 
 def expected_loss(draws_or_idata, labels, var_name=None, loss="VI"):
     """Posterior expected loss of the partition ``labels``: mean distance to the draws."""
-    name, _ = _loss_name(loss)
-    ds = draw_set(draws_or_idata, var_name)
-    labels = np.asarray(labels)
+    owner = "expected_loss"
+    name, _ = _loss_name(loss, owner)
+    ds = draw_set(draws_or_idata, var_name, owner)
+    labels = as_labels(getattr(labels, "labels", labels), "labels", owner)
     if labels.shape != (ds.draws.shape[1],):
         raise ValueError(
-            f"'labels' must have shape ({ds.draws.shape[1]},) to match the draws; "
+            f"{owner}: 'labels' must have shape ({ds.draws.shape[1]},) to match the draws; "
             f"got {labels.shape}."
         )
     return _average_loss(ds, labels, name)
@@ -112,8 +114,8 @@ def dahl_estimate(draws_or_idata, var_name=None, loss="binder"):
     loss : the loss in which ``expected_loss`` of the result is reported.
     Cost O(U n^2 / 2) vectorised comparisons (U distinct draws, n items).
     """
-    name, _ = _loss_name(loss)
-    ds = draw_set(draws_or_idata, var_name)
+    name, _ = _loss_name(loss, "dahl_estimate")
+    ds = draw_set(draws_or_idata, var_name, "dahl_estimate")
     labels = _dahl_labels(ds)
     return PointEstimate(labels, _average_loss(ds, labels, name), name, "dahl")
 
@@ -150,23 +152,22 @@ def point_estimate(
     Cost per scan over the items: O(n^2) for Binder, O(n U K) for VI.
     Returns a :class:`PointEstimate`.
     """
-    name, kind = _loss_name(loss)
-    ds = draw_set(draws_or_idata, var_name)
+    owner = "point_estimate"
+    name, kind = _loss_name(loss, owner)
+    n_runs = integer_arg("n_runs", n_runs, owner, minimum=1)
+    max_scans = integer_arg("max_scans", max_scans, owner, minimum=1)
+    max_zealous = integer_arg("max_zealous", max_zealous, owner, minimum=0)
+    p_seq = number_arg("p_seq", p_seq, owner, low=0.0, high=1.0)
+    seed = seed_arg("seed", seed, owner)
+    ds = draw_set(draws_or_idata, var_name, owner)
     n = ds.draws.shape[1]
-    for arg, value, low in (
-        ("n_runs", n_runs, 1),
-        ("max_scans", max_scans, 1),
-        ("max_zealous", max_zealous, 0),
-    ):
-        if int(value) != value or value < low:
-            raise ValueError(f"'{arg}' must be an integer >= {low}; got {value!r}.")
-    if not 0.0 <= p_seq <= 1.0:
-        raise ValueError(f"'p_seq' must be a probability in [0, 1]; got {p_seq!r}.")
     if max_blocks is None:
         max_blocks = int(n_blocks(ds.unique).max())
-    if int(max_blocks) != max_blocks or not 1 <= max_blocks <= n:
-        raise ValueError(f"'max_blocks' must be an integer in [1, n={n}]; got {max_blocks!r}.")
-    max_blocks = int(max_blocks)
+    max_blocks = integer_arg("max_blocks", max_blocks, owner, minimum=1)
+    if max_blocks > n:
+        raise ValueError(
+            f"{owner}: 'max_blocks' must be an integer in [1, n={n}]; got {max_blocks!r}."
+        )
 
     cocounts = coclustering_count_matrix(ds.draws)
     n_unique = ds.unique.shape[0]

@@ -14,7 +14,9 @@ import numpy as np
 
 from pymc_partitions.analysis._draws import read_draws
 from pymc_partitions.analysis.distances import compact_labels
+from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels.contingency import coclustering_counts
+from pymc_partitions.partitions import as_array
 
 _TILE_BYTES = 1 << 18  # label rows of one tile: ~256 KB, an L2 cache
 
@@ -40,28 +42,30 @@ def similarity_matrix(draws_or_idata, var_name=None, items=None, dtype=np.float3
     Returns an array of shape (p, p), p = n or len(items), symmetric with unit
     diagonal.
     """
-    draws = read_draws(draws_or_idata, var_name)
+    owner = "similarity_matrix"
+    draws = read_draws(draws_or_idata, var_name, owner=owner)
     n = draws.shape[1]
     if items is None:
         items = np.arange(n, dtype=np.int64)
     else:
-        items = np.asarray(items)
-        if items.ndim != 1 or not np.issubdtype(items.dtype, np.integer):
-            raise ValueError("'items' must be a 1-D array of integer item indices.")
+        items = as_array(items, "items", owner, "a 1-D array of integer item indices")
+        if items.ndim != 1 or not (np.issubdtype(items.dtype, np.integer) or items.size == 0):
+            raise ValueError(f"{owner}: 'items' must be a 1-D array of integer item indices.")
         if items.size and (items.min() < -n or items.max() >= n):
-            raise ValueError(f"'items' must index items in [0, {n}).")
+            raise ValueError(f"{owner}: 'items' must index items in [0, {n}).")
         items = np.where(items < 0, items + n, items).astype(np.int64)
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f":
-        raise ValueError(f"'dtype' must be a float dtype; got {dtype}.")
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind != "f":
+        raise ValueError(f"{owner}: 'dtype' must be a float dtype (np.float32, np.float64).")
     labels_t = item_major_labels(draws)
     m = draws.shape[0]
     p = items.shape[0]
     if block_size is None:
         block_size = min(512, max(16, _TILE_BYTES // max(1, m * labels_t.itemsize)))
-    block_size = int(block_size)
-    if block_size < 1:
-        raise ValueError(f"'block_size' must be >= 1; got {block_size}.")
+    block_size = integer_arg("block_size", block_size, owner, minimum=1)
     block_size = min(block_size, max(p, 1))
     out = np.empty((p, p), dtype=dtype)
     tile = np.empty((block_size, block_size), dtype=np.int64)

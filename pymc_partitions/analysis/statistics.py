@@ -11,17 +11,24 @@ import numpy as np
 import xarray as xr
 
 from pymc_partitions import compat
-from pymc_partitions.analysis._draws import partition_variable, read_draws
+from pymc_partitions.analysis._draws import partition_variable, posterior_of, read_draws
 from pymc_partitions.analysis.distances import distance_function
+from pymc_partitions.distributions.validation import integer_arg
+from pymc_partitions.partitions import as_labels
 
 
 def _pairs(pairs, n):
     out = []
+    if isinstance(pairs, str) or not hasattr(pairs, "__iter__"):
+        raise TypeError(f"'pairs' must be an iterable of (i, j) item index pairs; got {pairs!r}.")
     for pair in pairs:
         try:
-            i, j = (int(v) for v in pair)
+            i, j = (integer_arg("pairs", v, "add_partition_statistics") for v in pair)
         except (TypeError, ValueError):
-            raise ValueError(f"'pairs' must hold (i, j) item index pairs; got {pair!r}.") from None
+            raise ValueError(
+                f"add_partition_statistics: 'pairs' must hold (i, j) pairs of integer item "
+                f"indices; got {pair!r}."
+            ) from None
         if not (0 <= i < n and 0 <= j < n) or i == j:
             raise ValueError(f"'pairs': ({i}, {j}) must be two distinct items in [0, {n}).")
         out.append((i, j))
@@ -64,9 +71,10 @@ def add_partition_statistics(
         block sizes / n sorted in decreasing order, zero-padded to n_fractions.
     distance : "vi" or "binder", the distance used with ``reference``.
     """
-    post = compat.posterior_dataset(idata)
-    name = partition_variable(post, var_name)
-    labels = read_draws(idata, name, keep_chains=True)  # (chains, draws, n)
+    owner = "add_partition_statistics"
+    post = posterior_of(idata, owner, allow_dataset=False)
+    name = partition_variable(post, var_name, owner)
+    labels = read_draws(idata, name, keep_chains=True, owner=owner)  # (chains, draws, n)
     chains, draws, n = labels.shape
     coords = {"chain": post["chain"].values, "draw": post["draw"].values}
     new = {}
@@ -77,22 +85,20 @@ def add_partition_statistics(
                 together, dims=("chain", "draw"), coords=coords
             )
     if reference is not None:
-        key = str(distance).lower()
-        fn = distance_function(key)
-        ref = getattr(reference, "labels", reference)
-        ref = np.asarray(ref)
+        fn = distance_function(distance, "distance", owner)
+        key = distance.lower()
+        ref = as_labels(getattr(reference, "labels", reference), "reference", owner)
         if ref.shape != (n,):
             raise ValueError(
-                f"'reference' must be a label vector of shape ({n},); got {ref.shape}."
+                f"{owner}: 'reference' must be a label vector of shape ({n},); got {ref.shape}."
             )
         values = fn(labels.reshape(-1, n), ref).reshape(chains, draws)
         new[f"{name}_{key}_to_reference"] = xr.DataArray(
             values, dims=("chain", "draw"), coords=coords
         )
     if n_fractions is not None:
-        if int(n_fractions) != n_fractions or n_fractions < 1:
-            raise ValueError(f"'n_fractions' must be an integer >= 1; got {n_fractions!r}.")
-        fractions = sorted_block_fractions(labels, int(n_fractions))
+        n_fractions = integer_arg("n_fractions", n_fractions, owner, minimum=1)
+        fractions = sorted_block_fractions(labels, n_fractions)
         new[f"{name}_block_frac"] = xr.DataArray(
             fractions,
             dims=("chain", "draw", f"{name}_block_rank"),

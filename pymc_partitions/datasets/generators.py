@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pymc_partitions.partitions import canonicalize
+from pymc_partitions.distributions.validation import integer_arg, number_arg, seed_arg
+from pymc_partitions.partitions import as_array, canonicalize
 
 # Jain & Neal (2004) §5 / Herlau et al. (2016) Table 1 / Goswami et al. (2005) Table 1:
 # p(attribute h = 1 | component k) for h = 1..5; attributes 6, 7, ... copy column 5.
@@ -50,9 +51,7 @@ def jain_neal_probabilities(d=6):
     column is simply copied", Herlau et al. 2016, Table 1; Goswami et al. 2005,
     Table 1: "columns h = 5 through h = 15 are the same").
     """
-    d = int(d)
-    if d < 5:
-        raise ValueError(f"jain_neal_probabilities: d must be >= 5 attributes, got {d}.")
+    d = integer_arg("d", d, "jain_neal_probabilities", minimum=5)
     return np.concatenate([JAIN_NEAL_TABLE, np.repeat(JAIN_NEAL_TABLE[:, 4:5], d - 5, axis=1)], 1)
 
 
@@ -71,9 +70,12 @@ def jain_neal_bernoulli(d=6, n_per_component=20, seed=None):
     X : (5 * n_per_component, d) int64 of 0/1
     labels : (5 * n_per_component,) int64, items of component k contiguous.
     """
-    rng = np.random.default_rng(seed)
+    owner = "jain_neal_bernoulli"
+    d = integer_arg("d", d, owner, minimum=5)
+    n_per_component = integer_arg("n_per_component", n_per_component, owner, minimum=1)
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
     probs = jain_neal_probabilities(d)
-    labels = _labels(int(n_per_component), 5)
+    labels = _labels(n_per_component, 5)
     X = (rng.random((labels.size, probs.shape[1])) < probs[labels]).astype(np.int64)
     return X, labels
 
@@ -96,9 +98,15 @@ def pbc_normal(n_per_component=40, n_components=5, dim=2, tau2=30.0, sigma2=1.0,
     Returns ``X`` (n_components * n_per_component, dim) float64 and ``labels``
     (int64, contiguous blocks).
     """
-    rng = np.random.default_rng(seed)
+    owner = "pbc_normal"
+    n_per_component = integer_arg("n_per_component", n_per_component, owner, minimum=1)
+    n_components = integer_arg("n_components", n_components, owner, minimum=1)
+    dim = integer_arg("dim", dim, owner, minimum=1)
+    tau2 = number_arg("tau2", tau2, owner, low=0.0, low_open=True)
+    sigma2 = number_arg("sigma2", sigma2, owner, low=0.0, low_open=True)
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
     centres = rng.normal(0.0, np.sqrt(tau2), size=(n_components, dim))
-    labels = _labels(int(n_per_component), int(n_components))
+    labels = _labels(n_per_component, n_components)
     X = centres[labels] + rng.normal(0.0, np.sqrt(sigma2), size=(labels.size, dim))
     return X, labels
 
@@ -116,7 +124,8 @@ def nguyen_synthetic(n=300, seed=None):
     Returns ``X`` (n, 2) float64 and the canonical ``labels`` (n,) int64 of the
     components drawn.
     """
-    rng = np.random.default_rng(seed)
+    n = integer_arg("n", n, "nguyen_synthetic", minimum=1)
+    rng = np.random.default_rng(seed_arg("seed", seed, "nguyen_synthetic"))
     comp = rng.integers(0, 4, n)
     X = NGUYEN_CENTRES[comp] + rng.normal(0.0, 0.5, size=(n, 2))
     return X, canonicalize(comp)
@@ -132,7 +141,12 @@ def nguyen_gmm_1d(n=100, n_components=10, sigma=2.0, mean_sd=10.0, seed=None):
     Returns ``x`` (n,) float64, canonical ``labels`` (n,) int64, and ``truth``, a dict
     with ``weights`` (10,), ``means`` (10,) and ``sigma`` (to evaluate the true density).
     """
-    rng = np.random.default_rng(seed)
+    owner = "nguyen_gmm_1d"
+    n = integer_arg("n", n, owner, minimum=1)
+    n_components = integer_arg("n_components", n_components, owner, minimum=1)
+    sigma = number_arg("sigma", sigma, owner, low=0.0, low_open=True)
+    mean_sd = number_arg("mean_sd", mean_sd, owner, low=0.0, low_open=True)
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
     weights = rng.dirichlet(np.ones(n_components))
     means = rng.normal(0.0, mean_sd, size=n_components)
     comp = rng.choice(n_components, size=n, p=weights)
@@ -151,17 +165,17 @@ def planted_partition(sizes, p_in, p_out, seed=None):
 
     Returns ``A`` (n, n) int64 symmetric 0/1 with zero diagonal and ``labels`` (n,) int64.
     """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    if sizes.ndim != 1 or sizes.size == 0 or np.any(sizes < 1):
-        raise ValueError(
-            f"planted_partition: 'sizes' must be a list of positive block sizes, got {sizes!r}."
-        )
-    for name, p in (("p_in", p_in), ("p_out", p_out)):
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(
-                f"planted_partition: '{name}' must be a probability in [0, 1], got {p!r}."
-            )
-    rng = np.random.default_rng(seed)
+    owner = "planted_partition"
+    what = "a list of positive integer block sizes"
+    arr = as_array(sizes, "sizes", owner, what)
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf" or not np.all(
+        np.isfinite(arr) & (arr == np.round(arr)) & (arr >= 1)
+    ):
+        raise ValueError(f"{owner}: 'sizes' must be {what}, got {sizes!r}.")
+    sizes = arr.astype(np.int64)
+    p_in = number_arg("p_in", p_in, owner, low=0.0, high=1.0)
+    p_out = number_arg("p_out", p_out, owner, low=0.0, high=1.0)
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
     labels = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
     prob = np.where(labels[:, None] == labels[None, :], p_in, p_out)
     upper = np.triu(rng.random(prob.shape) < prob, k=1)
@@ -175,9 +189,9 @@ def erdos_renyi_graph(n, p, seed=None):
     Nguyen et al. (2022, App. L, Fig. 19) colour G(25, 0.2) and G(30, 0.2) with 6
     colours. Returns ``A`` (n, n) int64 symmetric 0/1 with zero diagonal.
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"erdos_renyi_graph: 'p' must be a probability in [0, 1], got {p!r}.")
-    rng = np.random.default_rng(seed)
+    n = integer_arg("n", n, "erdos_renyi_graph", minimum=1)
+    p = number_arg("p", p, "erdos_renyi_graph", low=0.0, high=1.0)
+    rng = np.random.default_rng(seed_arg("seed", seed, "erdos_renyi_graph"))
     upper = np.triu(rng.random((n, n)) < p, k=1)
     return (upper | upper.T).astype(np.int64)
 
@@ -195,12 +209,15 @@ def random_regular_graph(n, k, seed=None, max_tries=100_000):
 
     Returns ``A`` (n, n) int64 symmetric 0/1 with zero diagonal, every row summing to k.
     """
-    n, k = int(n), int(k)
-    if n < 1 or k < 0 or k >= n or (n * k) % 2:
+    owner = "random_regular_graph"
+    n = integer_arg("n", n, owner, minimum=1)
+    k = integer_arg("k", k, owner, minimum=0)
+    max_tries = integer_arg("max_tries", max_tries, owner, minimum=1)
+    if k >= n or (n * k) % 2:
         raise ValueError(
-            f"random_regular_graph: need 0 <= k < n and n * k even, got n = {n}, k = {k}."
+            f"{owner}: need 0 <= k < n and n * k even, got n = {n}, k = {k}."
         )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
     stubs = np.repeat(np.arange(n, dtype=np.int64), k)
     for _ in range(max_tries):
         pairs = rng.permutation(stubs).reshape(-1, 2)
@@ -222,7 +239,12 @@ def random_regular_graph(n, k, seed=None, max_tries=100_000):
 
 def edges_from_adjacency(A):
     """Edge list (m, 2) int64 with i < j of a symmetric 0/1 adjacency matrix."""
-    A = np.asarray(A)
+    A = as_array(A, "A", "edges_from_adjacency", "a square (n, n) adjacency matrix")
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.dtype.kind not in "iufb":
+        raise ValueError(
+            f"edges_from_adjacency: 'A' must be a square (n, n) numeric adjacency matrix, got "
+            f"shape {A.shape} and dtype {A.dtype}."
+        )
     i, j = np.nonzero(np.triu(A, k=1))
     return np.stack([i, j], axis=1).astype(np.int64)
 

@@ -28,8 +28,8 @@ from pymc_partitions.compat import ancestors
 from pymc_partitions.distributions.partition import PartitionPriorRV, block_sizes, partition_size
 from pymc_partitions.distributions.validation import (
     as_hyper_vector,
-    check_positive,
     constant_value,
+    hyper_input,
     observed_matrix,
 )
 from pymc_partitions.kernels.components import beta_bernoulli as bb_kernel
@@ -283,7 +283,8 @@ class CollapsedLikelihood(pm.Continuous):
     @classmethod
     def check_observed(cls, observed, owner):
         """Validated observed data with one row per item (override for other layouts)."""
-        return observed_matrix(observed, owner, binary=cls.rv_op.binary)
+        binary = cls.rv_op.binary
+        return observed_matrix(observed, owner, binary=binary, allow_bool=binary)
 
     @classmethod
     def hyper_tensors(cls, hypers, data, owner):
@@ -341,8 +342,10 @@ class CollapsedLikelihood(pm.Continuous):
                 values[h] = kwargs.pop(h)
             elif h not in values:
                 values[h] = defaults[h]
-        for h in cls.rv_op.positive:
-            check_positive(h, values[h], owner)
+        for h in names:
+            if values[h] is None and defaults[h] is None:
+                continue  # a required hyperparameter: the subclass says what it needs
+            values[h] = hyper_input(h, values[h], owner, positive=h in cls.rv_op.positive)
         return values
 
 

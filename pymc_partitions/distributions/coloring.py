@@ -27,10 +27,10 @@ from pymc_partitions.distributions.partition import (
     labels_in_range,
 )
 from pymc_partitions.distributions.priors import constant_n, size_stats
-from pymc_partitions.distributions.validation import constant_value
+from pymc_partitions.distributions.validation import constant_integer, constant_value
 from pymc_partitions.kernels.components import coloring as coloring_kernel
 from pymc_partitions.kernels.priors import falling_factorial
-from pymc_partitions.partitions import canonicalize
+from pymc_partitions.partitions import as_array, canonicalize
 
 #: Nodes the exact colouring search may visit before giving up ...
 SEARCH_BUDGET = 200_000
@@ -56,7 +56,7 @@ def graph_edges(graph, n, owner):
         n_g = len(nodes)
         if nodes != list(range(n_g)):
             raise ValueError(
-                f"{owner}: the networkx graph's nodes must be 0..n-1; relabel them with "
+                f"{owner}: 'graph': the networkx graph's nodes must be 0..n-1; relabel them with "
                 f"networkx.convert_node_labels_to_integers."
             )
         if n is not None and int(n) != n_g:
@@ -66,22 +66,19 @@ def graph_edges(graph, n, owner):
     if hasattr(graph, "tocoo"):  # scipy.sparse
         coo = graph.tocoo()
         if coo.shape[0] != coo.shape[1]:
-            raise ValueError(f"{owner}: the adjacency matrix must be square, got shape {coo.shape}.")
+            raise ValueError(f"{owner}: 'graph' (the adjacency matrix) must be square, got shape {coo.shape}.")
         side = coo.shape[0]
         if n is not None and int(n) != side:
             raise ValueError(f"{owner}: 'n' = {n} but the adjacency matrix is {side} x {side}.")
         data = np.asarray(coo.data)
         keep = data != 0
         if not np.all((data[keep] == 1)):
-            raise ValueError(f"{owner}: the adjacency matrix must be 0/1, found {data[keep & (data != 1)][0]!r}.")
+            raise ValueError(f"{owner}: 'graph' (the adjacency matrix) must be 0/1, found {data[keep & (data != 1)][0]!r}.")
         rows, cols = coo.row[keep], coo.col[keep]
         _check_adjacency_pairs(rows, cols, owner)
         return _edge_list(np.stack([rows, cols], axis=1), side, owner), side
-    try:
-        arr = np.asarray(graph)
-    except Exception as err:
-        raise ValueError(f"{owner}: 'graph' must be an adjacency matrix or an edge list.") from err
-    if arr.ndim != 2 or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    arr = as_array(graph, "graph", owner, "an (n, n) 0/1 adjacency matrix or an (m, 2) edge list")
+    if arr.ndim != 2 or arr.dtype.kind not in "iufb":
         raise ValueError(
             f"{owner}: 'graph' must be a square 0/1 adjacency matrix, a scipy.sparse matrix, or "
             f"an (m, 2) integer edge list with n; got an array of shape {arr.shape}."
@@ -89,7 +86,7 @@ def graph_edges(graph, n, owner):
     square = arr.shape[0] == arr.shape[1] and (n is None or int(n) == arr.shape[0])
     if square:
         if not np.all((arr == 0) | (arr == 1)):
-            raise ValueError(f"{owner}: the adjacency matrix must contain only 0 and 1.")
+            raise ValueError(f"{owner}: 'graph' (the adjacency matrix) must contain only 0 and 1.")
         rows, cols = np.nonzero(arr)
         _check_adjacency_pairs(rows, cols, owner)
         return _edge_list(np.stack([rows, cols], axis=1), arr.shape[0], owner), arr.shape[0]
@@ -99,9 +96,9 @@ def graph_edges(graph, n, owner):
             f"(n x n) nor an (m, 2) edge list."
         )
     if n is None:
-        raise ValueError(f"{owner}: an (m, 2) edge list needs the number of vertices 'n'.")
+        raise ValueError(f"{owner}: 'graph' is an (m, 2) edge list, which needs the number of vertices 'n'.")
     if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-        raise ValueError(f"{owner}: the edge list must hold integer vertex numbers.")
+        raise ValueError(f"{owner}: 'graph' (the edge list) must hold integer vertex numbers.")
     return _edge_list(arr.astype(np.int64), int(n), owner), int(n)
 
 
@@ -109,14 +106,14 @@ def _check_adjacency_pairs(rows, cols, owner):
     if np.any(rows == cols):
         v = int(rows[rows == cols][0])
         raise ValueError(
-            f"{owner}: the adjacency matrix has a self-loop at vertex {v} (non-zero diagonal); "
+            f"{owner}: 'graph' (the adjacency matrix) has a self-loop at vertex {v} (non-zero diagonal); "
             f"a vertex adjacent to itself has no proper colouring."
         )
     pairs = set(zip(rows.tolist(), cols.tolist()))
     for u, v in pairs:
         if (v, u) not in pairs:
             raise ValueError(
-                f"{owner}: the adjacency matrix is not symmetric (entry ({u}, {v}) is 1, "
+                f"{owner}: 'graph' (the adjacency matrix) is not symmetric (entry ({u}, {v}) is 1, "
                 f"({v}, {u}) is 0). Pass a symmetric matrix (A + A.T > 0) for an undirected graph."
             )
 
@@ -124,15 +121,15 @@ def _check_adjacency_pairs(rows, cols, owner):
 def _edge_list(edges, n, owner):
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if n < 1:
-        raise ValueError(f"{owner}: the graph needs at least one vertex.")
+        raise ValueError(f"{owner}: 'graph' needs at least one vertex.")
     if edges.size and (edges.min() < 0 or edges.max() >= n):
         raise ValueError(
-            f"{owner}: edge list vertices must lie in 0..n-1 = 0..{n - 1}; found "
+            f"{owner}: 'graph': edge list vertices must lie in 0..n-1 = 0..{n - 1}; found "
             f"{int(edges.min())}..{int(edges.max())}."
         )
     if np.any(edges[:, 0] == edges[:, 1]):
         v = int(edges[edges[:, 0] == edges[:, 1]][0, 0])
-        raise ValueError(f"{owner}: self-loop at vertex {v}: a vertex adjacent to itself has no proper colouring.")
+        raise ValueError(f"{owner}: 'graph' has a self-loop at vertex {v}: a vertex adjacent to itself has no proper colouring.")
     edges = np.sort(edges, axis=1)
     return np.unique(edges, axis=0) if edges.size else edges
 
@@ -437,10 +434,7 @@ class ProperColoring(PartitionPrior):
         if n is not None:
             n = constant_n(n, owner)
         edges, n = graph_edges(graph, n, owner)
-        q_value = constant_value(q)
-        if q_value is None or q_value.ndim != 0 or not float(q_value).is_integer() or q_value < 1:
-            raise ValueError(f"{owner}: 'q' (the number of colours) must be a positive integer, got {q!r}.")
-        q = int(q_value)
+        q = constant_integer("q", q, owner, minimum=1)
         starting_partition(edges, n, q, owner)  # clear errors now rather than at sampling
         return super().dist(
             [pt.constant(edges, dtype="int64"), pt.constant(q, dtype="int64"),

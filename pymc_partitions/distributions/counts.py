@@ -14,12 +14,13 @@ from pymc_partitions.distributions.collapsed import (
 )
 from pymc_partitions.distributions.partition import block_sizes
 from pymc_partitions.distributions.validation import (
-    check_positive,
+    hyper_input,
     observed_matrix,
     observed_value,
 )
 from pymc_partitions.kernels.components import dirichlet_multinomial as dm_kernel
 from pymc_partitions.kernels.components import poisson_gamma as pg_kernel
+from pymc_partitions.partitions import as_array
 
 
 def check_counts(data, owner):
@@ -159,8 +160,8 @@ def observed_counts_3d(observed, owner):
 
     An (n, C) array is one position per item and is stored as (n, 1, C).
     """
-    data = observed_value(observed, owner, "an (n, P, C) or (n, C) array of counts, or pm.Data")
-    data = np.asarray(data)
+    what = "an (n, P, C) or (n, C) array of counts, or pm.Data"
+    data = as_array(observed_value(observed, owner, what), "observed", owner, what)
     if data.ndim == 2:
         data = data[:, None, :]
     if data.ndim != 3:
@@ -170,8 +171,8 @@ def observed_counts_3d(observed, owner):
         )
     if 0 in data.shape:
         raise ValueError(f"{owner}: 'observed' is empty (shape {data.shape}).")
-    if not np.issubdtype(data.dtype, np.number) and data.dtype != bool:
-        raise ValueError(f"{owner}: 'observed' must be numeric, got dtype {data.dtype}.")
+    if data.dtype.kind not in "iufb":
+        raise ValueError(f"{owner}: 'observed' must hold real numbers, got dtype {data.dtype}.")
     data = data.astype(np.float64)
     if not np.all(np.isfinite(data)):
         where = tuple(int(v) for v in np.argwhere(~np.isfinite(data))[0])
@@ -369,8 +370,9 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
     @classmethod
     def dist(cls, partition, concentration, total_count, n_categories=None, **kwargs):
         owner = cls.__name__
-        check_positive("concentration", concentration, owner)
-        total = pt.as_tensor_variable(total_count).astype("float64")
+        concentration = hyper_input("concentration", concentration, owner, positive=True)
+        total = pt.as_tensor_variable(
+            hyper_input("total_count", total_count, owner)).astype("float64")
         if total.ndim == 1:
             total = total[:, None]
         if total.ndim != 2:

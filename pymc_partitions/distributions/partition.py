@@ -18,8 +18,13 @@ import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
 from pytensor.tensor.random.op import RandomVariable
 
-from pymc_partitions.distributions.validation import check_positive, constant_value
+from pymc_partitions.distributions.validation import (
+    constant_integer,
+    constant_value,
+    hyper_input,
+)
 from pymc_partitions.kernels.priors import crp as crp_kernel
+from pymc_partitions.partitions import as_labels
 
 
 def partition_size(rv):
@@ -34,15 +39,11 @@ def validate_labels(labels, n, where):
     ``where`` names the variable and where the labels came from, for the error.
     Any labelling is accepted (the partition it encodes is what counts).
     """
-    labels = np.asarray(labels)
+    labels = as_labels(labels, where, None)
     if labels.shape != (n,):
         raise ValueError(
             f"{where} must be a vector of n = {n} labels, got shape {labels.shape}."
         )
-    if not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == bool):
-        if not np.all(np.isfinite(labels)) or not np.all(labels == np.round(labels)):
-            raise ValueError(f"{where} must hold integer labels, got {labels!r}.")
-    labels = labels.astype(np.int64)
     if labels.min() < 0 or labels.max() >= n:
         raise ValueError(
             f"{where} has labels outside [0, {n}): min {labels.min()}, max {labels.max()}. "
@@ -136,14 +137,79 @@ class ConstraintComponent:
 
 
 class PartitionPrior(pm.Discrete):
-    """Base class of partition-prior distributions (adds the label-invariant summaries)."""
+    """Base class of partition-prior distributions (adds the label-invariant summaries).
+
+    A model variable is *one* partition of n items: its hyperparameters named in
+    ``scalar_args`` must be scalars, and ``size``, ``shape`` and ``dims`` may only
+    describe the one item axis (a vector of hyperparameters or a ``size`` would
+    make a batch of partitions, which no partition step samples; ``.dist`` still
+    draws batches forward). An ``initval`` of labels is checked like ``initvals``
+    of ``pm.sample`` (length n, integer labels in [0, n), in the prior's support).
+    """
+
+    #: Arguments of ``dist`` that must be scalars for a model variable.
+    scalar_args: tuple = ()
 
     def __new__(cls, name, *args, summaries=True, **kwargs):
+        owner = f"{cls.__name__} '{name}'"
+        _check_one_partition(cls, owner, args, kwargs)
+        initval = kwargs.pop("initval", None)
         rv = super().__new__(cls, name, *args, **kwargs)
+        if initval is not None and not isinstance(initval, str):
+            where = f"{owner}: 'initval'"
+            labels = validate_labels(initval, partition_size(rv), where)
+            rv.owner.op.check_support(labels, rv.owner, where)
+            pm.modelcontext(None).set_initval(rv, labels)
+        elif initval is not None:
+            pm.modelcontext(None).set_initval(rv, initval)
         if summaries:
             for stat, expr in partition_summaries(rv).items():
                 pm.Deterministic(f"{name}_{stat}", expr)
         return rv
+
+
+def _check_one_partition(cls, owner, args, kwargs):
+    """Refuse arguments that would make a model variable a batch of partitions."""
+    import inspect
+
+    try:
+        bound = inspect.signature(cls.dist).bind_partial(*args, **kwargs).arguments
+    except TypeError as err:
+        raise TypeError(f"{owner}: {err}") from None
+    fix = (
+        f"A partition variable is one partition of n items; for several partitions create "
+        f"several variables (forward draws of a batch: pmp.{cls.__name__}.dist)."
+    )
+    for arg in cls.scalar_args:
+        value = bound.get(arg)
+        if value is None or isinstance(value, str):
+            continue
+        try:
+            ndim = np.ndim(getattr(value, "values", value)) if not hasattr(value, "type") \
+                else value.type.ndim
+        except (TypeError, ValueError):  # ragged and other bad values: dist names them
+            continue
+        if ndim != 0:
+            raise ValueError(f"{owner}: '{arg}' must be a scalar, got {ndim} dimensions. {fix}")
+    extra = kwargs.get("kwargs", {})
+    size = kwargs.get("size", extra.get("size"))
+    if size is not None and np.size(size) != 0:
+        raise ValueError(f"{owner}: 'size' is not supported (got {size!r}). {fix}")
+    shape = kwargs.get("shape")
+    if shape is not None and np.ndim(shape) == 1 and len(shape) != 1:
+        raise ValueError(
+            f"{owner}: 'shape' must be (n,), the one item axis; got {tuple(shape)!r}. {fix}"
+        )
+    n = constant_value(bound["n"]) if bound.get("n") is not None else None
+    if shape is not None and n is not None and np.ndim(shape) == 1 and n.ndim == 0 \
+            and shape[0] is not None and int(shape[0]) != int(n):
+        raise ValueError(f"{owner}: 'shape' {tuple(shape)!r} does not match n = {int(n)}; "
+                         f"pass shape=(n,) or leave it out.")
+    dims = kwargs.get("dims")
+    if dims is not None and not isinstance(dims, str) and len(dims) != 1:
+        raise ValueError(
+            f"{owner}: 'dims' must name the one item axis, got {tuple(dims)!r}. {fix}"
+        )
 
 
 class CRPRV(PartitionPriorRV):
@@ -278,19 +344,16 @@ class CRP(PartitionPrior):
     """
 
     rv_op = crp
+    scalar_args = ("alpha",)
 
     @classmethod
     def dist(cls, alpha, n, **kwargs):
         owner = "CRP"
-        n_value = constant_value(n)
-        if n_value is None or n_value.ndim != 0:
-            raise ValueError(f"{owner}: 'n' must be a constant integer number of items, got {n!r}.")
-        if not float(n_value).is_integer() or int(n_value) < 1:
-            raise ValueError(f"{owner}: 'n' must be a positive integer, got {n_value!r}.")
-        check_positive("alpha", alpha, owner)
+        n_value = constant_integer("n", n, owner, minimum=1)
+        alpha = hyper_input("alpha", alpha, owner, positive=True)
         if constant_value(alpha) is not None:
             alpha = pt.as_tensor_variable(np.asarray(constant_value(alpha), dtype=np.float64))
-        return super().dist([alpha, pt.constant(int(n_value), dtype="int64")], **kwargs)
+        return super().dist([alpha, pt.constant(n_value, dtype="int64")], **kwargs)
 
     def support_point(rv, size, alpha, n):
         return pt.zeros_like(rv)

@@ -21,7 +21,11 @@ from pymc_partitions.distributions.partition import (
     block_sizes,
     labels_in_range,
 )
-from pymc_partitions.distributions.validation import check_positive, constant_value
+from pymc_partitions.distributions.validation import (
+    constant_integer,
+    constant_value,
+    hyper_input,
+)
 from pymc_partitions.kernels.priors import fixed_blocks as fixed_kernel
 from pymc_partitions.kernels.priors import mfm as mfm_kernel
 from pymc_partitions.kernels.priors import pitman_yor as py_kernel
@@ -30,12 +34,7 @@ from pymc_partitions.partitions import canonicalize
 
 def constant_n(n, owner):
     """The number of items as a Python int (a positive integer constant)."""
-    value = constant_value(n)
-    if value is None or value.ndim != 0:
-        raise ValueError(f"{owner}: 'n' must be a constant integer number of items, got {n!r}.")
-    if not float(value).is_integer() or int(value) < 1:
-        raise ValueError(f"{owner}: 'n' must be a positive integer, got {value!r}.")
-    return int(value)
+    return constant_integer("n", n, owner, minimum=1)
 
 
 def float_input(x):
@@ -172,11 +171,13 @@ class PitmanYor(PartitionPrior):
     """
 
     rv_op = pitman_yor
+    scalar_args = ("alpha", "d")
 
     @classmethod
     def dist(cls, alpha, d, n, **kwargs):
         owner = "PitmanYor"
         n = constant_n(n, owner)
+        alpha, d = hyper_input("alpha", alpha, owner), hyper_input("d", d, owner)
         d_value, a_value = constant_value(d), constant_value(alpha)
         if d_value is not None and (
             d_value.ndim != 0 or not np.isfinite(d_value) or not 0.0 <= float(d_value) < 1.0
@@ -297,12 +298,7 @@ class FixedBlocks(PartitionPrior):
     def dist(cls, n, k, **kwargs):
         owner = "FixedBlocks"
         n = constant_n(n, owner)
-        k_value = constant_value(k)
-        if k_value is None or k_value.ndim != 0 or not float(k_value).is_integer():
-            raise ValueError(f"{owner}: 'k' must be a constant integer number of blocks, got {k!r}.")
-        k_value = int(k_value)
-        if k_value < 1:
-            raise ValueError(f"{owner}: 'k' must be at least 1, got k = {k_value}.")
+        k_value = constant_integer("k", k, owner, minimum=1)
         if k_value > n:
             raise ValueError(
                 f"{owner}: 'k' = {k_value} exceeds the number of items n = {n}; a partition of "
@@ -547,12 +543,13 @@ class MFM(PartitionPrior):
     """
 
     rv_op = mfm
+    scalar_args = ("gamma",)
 
     @classmethod
     def dist(cls, n, gamma=1.0, k_prior=None, **kwargs):
         owner = "MFM"
         n = constant_n(n, owner)
-        check_positive("gamma", gamma, owner)
+        gamma = hyper_input("gamma", gamma, owner, positive=True)
         log_pk = resolve_k_prior(k_prior, owner)
         return super().dist(
             [float_input(gamma), pt.constant(log_pk, dtype="float64"), pt.constant(n, dtype="int64")],

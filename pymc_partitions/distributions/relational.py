@@ -14,8 +14,9 @@ from pymc.distributions.dist_math import check_parameters
 from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_partitions.distributions.collapsed import CollapsedLikelihood, CollapsedLikelihoodRV
-from pymc_partitions.distributions.validation import constant_value, observed_value
+from pymc_partitions.distributions.validation import constant_value, number_arg, observed_value
 from pymc_partitions.kernels.components import irm as irm_kernel
+from pymc_partitions.partitions import as_array
 
 
 def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_diagonal=False):
@@ -35,9 +36,13 @@ def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_
     "symmetrizing adding the transpose, thresholding at 0 and removing diagonal
     elements".
     """
-    data = observed_value(
-        observed, owner, "the (n, n) adjacency: an array, a scipy.sparse matrix or pm.Data"
-    )
+    for name, flag in (("symmetrize", symmetrize), ("drop_diagonal", drop_diagonal)):
+        if not isinstance(flag, bool | np.bool_):
+            raise TypeError(f"{owner}: '{name}' must be True or False, got {flag!r}.")
+    if threshold is not None:
+        threshold = number_arg("threshold", threshold, owner)
+    what = "the (n, n) adjacency: an array, a scipy.sparse matrix or pm.Data"
+    data = observed_value(observed, owner, what)
     if sp.issparse(data):
         if data.ndim != 2 or data.shape[0] != data.shape[1]:
             raise ValueError(
@@ -50,7 +55,7 @@ def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_
                 f"observed: remove or impute those entries."
             )
         data = data.toarray()
-    data = np.asarray(data)
+    data = as_array(data, "observed", owner, what)
     if data.ndim != 2 or data.shape[0] != data.shape[1]:
         raise ValueError(
             f"{owner}: 'observed' must be a square (n, n) adjacency matrix; got shape "
@@ -58,8 +63,8 @@ def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_
         )
     if data.shape[0] == 0:
         raise ValueError(f"{owner}: 'observed' is empty (shape {data.shape}).")
-    if not np.issubdtype(data.dtype, np.number) and data.dtype != bool:
-        raise ValueError(f"{owner}: 'observed' must be numeric, got dtype {data.dtype}.")
+    if data.dtype.kind not in "iufb":
+        raise ValueError(f"{owner}: 'observed' must hold real numbers, got dtype {data.dtype}.")
     data = data.astype(np.float64)  # a copy: the options below never touch the input
     if not np.all(np.isfinite(data)):
         bad = np.argwhere(~np.isfinite(data))[0]
@@ -68,10 +73,7 @@ def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_
             f"needs every node pair observed: remove or impute those entries."
         )
     if threshold is not None:
-        t = np.asarray(threshold, dtype=np.float64)
-        if t.ndim != 0 or not np.isfinite(t):
-            raise ValueError(f"{owner}: 'threshold' must be a finite number, got {threshold!r}.")
-        data = (data > t).astype(np.float64)
+        data = (data > threshold).astype(np.float64)
     elif not np.all((data == 0) | (data == 1)):
         bad = np.argwhere((data != 0) & (data != 1))[0]
         raise ValueError(

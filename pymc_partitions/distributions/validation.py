@@ -1,8 +1,151 @@
-"""Checks on user input at model construction, with errors that name the argument."""
+"""Checks on user input, with errors that name the argument and say what is allowed.
+
+Shared by the distributions (at model construction), the step methods, the
+analysis functions and the data generators, so that one kind of bad value gets
+one kind of message everywhere. Conventions (a demanding PyMC user's
+expectations):
+
+- counts (``n``, ``n_sweeps``, ...) are integers: Python or numpy integers, or
+  floats holding whole numbers; booleans, None, strings, NaN and inf are refused;
+- hyperparameters are numbers, arrays of numbers or PyTensor variables (random
+  variables, ``pm.Data``, expressions); an ``xarray.DataArray`` gives its values;
+  booleans, strings, complex numbers, None, ragged lists and an
+  ``xarray.Dataset`` are refused, and constants must be finite;
+- TypeError for a value of the wrong kind, ValueError for a value of the right
+  kind outside what is allowed.
+"""
+
+import numbers
 
 import numpy as np
 import pytensor.tensor as pt
-from pytensor.graph.basic import Constant
+from pytensor.graph.basic import Constant, Variable
+
+from pymc_partitions.partitions import as_array
+
+
+def _is_bool(value):
+    return isinstance(value, bool | np.bool_) or (
+        isinstance(value, np.ndarray) and value.dtype == bool
+    )
+
+
+def integer_arg(name, value, owner, minimum=None):
+    """``value`` as a Python int: an integer, or a float holding a whole number.
+
+    Booleans, None, strings, NaN, inf and arrays of more than one value raise a
+    TypeError or ValueError naming ``name``; so does a value below ``minimum``.
+    """
+    allowed = {None: "an integer", 0: "a non-negative integer (>= 0)",
+               1: "a positive integer (>= 1)"}.get(minimum, f"an integer >= {minimum}")
+    if _is_bool(value) or not isinstance(value, numbers.Real | np.ndarray):
+        raise TypeError(f"{owner}: '{name}' must be {allowed}, got {value!r}.")
+    arr = np.asarray(value)
+    if arr.ndim != 0 or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{owner}: '{name}' must be {allowed} (one number), got {value!r}.")
+    if not np.isfinite(arr) or float(arr) != np.round(float(arr)):
+        raise ValueError(f"{owner}: '{name}' must be {allowed}, got {value!r}.")
+    out = int(arr)
+    if minimum is not None and out < minimum:
+        raise ValueError(f"{owner}: '{name}' must be {allowed}, got {value!r}.")
+    return out
+
+
+def constant_integer(name, value, owner, minimum=None):
+    """:func:`integer_arg` for a value that may also be a PyTensor constant (not a
+    random variable or other symbolic value: a ValueError naming ``name``)."""
+    if isinstance(value, Variable):
+        v = constant_value(value)
+        if v is None or v.ndim != 0:
+            raise ValueError(
+                f"{owner}: '{name}' must be a constant integer (a number, not a random or "
+                f"symbolic variable), got {value!r}."
+            )
+        value = v
+    return integer_arg(name, value, owner, minimum)
+
+
+def seed_arg(name, value, owner):
+    """A seed for ``numpy.random.default_rng``: None, a non-negative integer (not a
+    boolean), a sequence of them, a ``SeedSequence`` or a ``Generator`` (returned
+    as it is); anything else raises a TypeError naming ``name``."""
+    if value is None or isinstance(value, np.random.Generator | np.random.SeedSequence):
+        return value
+    if not _is_bool(value):
+        try:
+            np.random.default_rng(value)
+            return value
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(
+        f"{owner}: '{name}' must be None, a non-negative integer or a numpy Generator, "
+        f"got {value!r}."
+    )
+
+
+def number_arg(name, value, owner, *, low=None, high=None, low_open=False, high_open=False):
+    """``value`` as a finite Python float in the interval given by ``low`` / ``high``
+    (closed unless ``low_open`` / ``high_open``). Booleans, None, strings, NaN and
+    inf raise an error naming ``name``."""
+    lo = "" if low is None else f"{'>' if low_open else '>='} {low}"
+    hi = "" if high is None else f"{'<' if high_open else '<='} {high}"
+    allowed = "a finite number" + (f" {lo}" if lo else "") + (" and" if lo and hi else "") + (
+        f" {hi}" if hi else "")
+    if _is_bool(value) or not isinstance(value, numbers.Real | np.ndarray):
+        raise TypeError(f"{owner}: '{name}' must be {allowed}, got {value!r}.")
+    arr = np.asarray(value)
+    if arr.ndim != 0 or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{owner}: '{name}' must be {allowed} (one number), got {value!r}.")
+    x = float(arr)
+    if (
+        not np.isfinite(x)
+        or (low is not None and (x <= low if low_open else x < low))
+        or (high is not None and (x >= high if high_open else x > high))
+    ):
+        raise ValueError(f"{owner}: '{name}' must be {allowed}, got {value!r}.")
+    return x
+
+
+def hyper_input(name, value, owner, *, positive=False):
+    """A user's hyperparameter value, checked: a PyTensor variable unchanged, an
+    ``xarray.DataArray`` as its values, a number or array as a float64 array.
+
+    Refused with an error naming ``name``: None, booleans, strings, complex
+    numbers, ragged lists, an ``xarray.Dataset``, other objects; constants with NaN
+    or inf, and (``positive``) constants <= 0. Shapes are checked by the caller.
+    """
+    what = "a number, an array of numbers or a PyTensor/PyMC variable"
+    if isinstance(value, Variable):
+        dtype = getattr(value, "dtype", None)
+        if dtype is None or dtype == "bool" or str(dtype).startswith("complex"):
+            raise TypeError(f"{owner}: '{name}' must be {what} of real numbers, got {value!r} "
+                            f"(dtype {dtype}).")
+        if positive:
+            check_positive(name, value, owner)
+        else:
+            _check_finite(name, value, owner)
+        return value
+    if _is_bool(value):
+        raise TypeError(
+            f"{owner}: '{name}' must be {what}, got the boolean {value!r}. Pass a number."
+        )
+    if isinstance(value, str | bytes):
+        raise TypeError(f"{owner}: '{name}' must be {what}, got the string {value!r}.")
+    arr = as_array(value, name, owner, what)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{owner}: '{name}' must be {what} of real numbers, got dtype {arr.dtype}.")
+    arr = arr.astype(np.float64)
+    if positive:
+        check_positive(name, arr, owner)
+    else:
+        _check_finite(name, arr, owner)
+    return arr
+
+
+def _check_finite(name, value, owner):
+    v = constant_value(value)
+    if v is not None and not np.all(np.isfinite(v)):
+        raise ValueError(f"{owner}: '{name}' must be finite, got {v!r}.")
 
 
 def constant_value(x):
@@ -60,6 +203,8 @@ def observed_value(observed, owner, what="an array or pm.Data"):
         raise ValueError(f"{owner}: 'observed' is required ({what}).")
     if hasattr(observed, "get_value"):  # pm.Data / shared variable
         return observed.get_value()
+    if hasattr(observed, "data_vars") or hasattr(observed, "dims"):  # xarray
+        return as_array(observed, "observed", owner, what)
     if isinstance(observed, pt.TensorVariable):
         value = constant_value(observed)
         if value is None:
@@ -70,14 +215,23 @@ def observed_value(observed, owner, what="an array or pm.Data"):
     return observed
 
 
-def observed_matrix(observed, owner, *, binary=False):
+def observed_matrix(observed, owner, *, binary=False, allow_bool=True):
     """The observed data as an (n, D) float array, validated.
 
     A 1-D array is read as D = 1. NaN or inf, the wrong number of dimensions and,
     with ``binary``, values other than 0 and 1 raise a ValueError naming
-    ``observed``.
+    ``observed``. Booleans are read as 0/1 unless ``allow_bool`` is False (data of
+    a real-valued likelihood: a TypeError saying how to pass them on purpose).
+    Ragged lists, strings, complex numbers and an ``xarray.Dataset`` are refused; an
+    ``xarray.DataArray`` gives its values.
     """
-    data = np.asarray(observed_value(observed, owner))
+    data = as_array(observed_value(observed, owner), "observed", owner, "an (n, D) array")
+    if data.dtype == bool and not allow_bool:
+        raise TypeError(
+            f"{owner}: 'observed' is boolean, but this likelihood models real-valued data. "
+            f"Pass observed.astype(float) to model 0/1 values as reals, or use "
+            f"pmp.CollapsedBetaBernoulli for binary data."
+        )
     if data.ndim == 1:
         data = data[:, None]
     if data.ndim != 2:
@@ -87,8 +241,10 @@ def observed_matrix(observed, owner, *, binary=False):
         )
     if data.shape[0] == 0 or data.shape[1] == 0:
         raise ValueError(f"{owner}: 'observed' is empty (shape {data.shape}).")
-    if not np.issubdtype(data.dtype, np.number) and data.dtype != bool:
-        raise ValueError(f"{owner}: 'observed' must be numeric, got dtype {data.dtype}.")
+    if data.dtype.kind not in "iufb":
+        raise ValueError(
+            f"{owner}: 'observed' must hold real numbers, got dtype {data.dtype}."
+        )
     data = data.astype(np.float64)
     if not np.all(np.isfinite(data)):
         bad = np.argwhere(~np.isfinite(data))[0]

@@ -1,15 +1,16 @@
 """What every partition step method shares: construction, per-chain state, stats."""
 
 import numpy as np
-from pymc.model import modelcontext
+from pymc.model import Model, modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence
-from pymc.util import get_value_vars_from_user_vars
+from pymc.util import get_random_generator, get_value_vars_from_user_vars
+from pytensor.graph.basic import Variable
 
 from pymc_partitions.compat import ChainSetup
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.kernels import summarise
 from pymc_partitions.kernels.random import new_stream
-from pymc_partitions.step_methods.target import PartitionTarget
+from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
 
 class PartitionStep(ChainSetup, BlockedStep):
@@ -40,14 +41,49 @@ class PartitionStep(ChainSetup, BlockedStep):
         "log_joint": (np.float64, []),
     }
 
+    def __new__(cls, *args, **kwargs):
+        vars = kwargs["vars"] if "vars" in kwargs else (args[0] if args else None)
+        if isinstance(vars, list | tuple) and not vars:
+            raise ValueError(
+                f"{cls.__name__}: 'vars' is empty; pass the partition variable, e.g. [z]."
+            )
+        return super().__new__(cls, *args, **kwargs)
+
     def __init__(self, vars, *, model=None, blocked=False, rng=None, initial_point=None,
                  compile_kwargs=None):
+        owner = type(self).__name__
         model = modelcontext(model)
-        value_vars = get_value_vars_from_user_vars(vars, model)
+        if not isinstance(model, Model):
+            raise TypeError(f"{owner}: 'model' must be a pm.Model (or None inside a model "
+                            f"context), got {model!r}.")
+        for var in vars if isinstance(vars, list | tuple) else [vars]:
+            if not isinstance(var, Variable):
+                hint = f" (the variable itself: model[{var!r}])" if isinstance(var, str) else ""
+                raise TypeError(
+                    f"{owner}: 'vars' must be a list holding the partition variable, e.g. "
+                    f"[z]{hint}; got {var!r}."
+                )
+        try:
+            value_vars = get_value_vars_from_user_vars(vars, model)
+        except ValueError as err:
+            raise ValueError(f"{owner}: 'vars': {err}") from None
+        try:
+            get_random_generator(rng)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"{owner}: 'rng' must be None, a seed (int) or a numpy Generator, got {rng!r} "
+                f"({err})."
+            ) from None
         if len(value_vars) != 1:
             raise ValueError(
                 f"{type(self).__name__} samples one partition variable per step; got "
                 f"{[v.name for v in value_vars]}. Create one step per partition."
+            )
+        rv = model.values_to_rvs[value_vars[0]]
+        if rv.owner is None or not isinstance(rv.owner.op, PartitionPriorRV):
+            raise PartitionModelError(
+                f"{owner}: 'vars' must hold a partition variable (pmp.CRP or another partition "
+                f"prior); '{rv.name}' is not one. Leave it to PyMC's own steps."
             )
         self.vars = value_vars
         self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs)

@@ -3,6 +3,7 @@
 from pymc.step_methods.compound import Competence
 
 from pymc_partitions.distributions.partition import PartitionPriorRV
+from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.step_methods.base import PartitionStep
 
@@ -47,9 +48,7 @@ class Gibbs(PartitionStep):
     move_description = "a Gibbs sweep"
 
     def __init__(self, vars, n_sweeps=1, **kwargs):
-        if int(n_sweeps) != n_sweeps or n_sweeps < 1:
-            raise ValueError(f"Gibbs: 'n_sweeps' must be a positive integer, got {n_sweeps!r}.")
-        self.n_sweeps = int(n_sweeps)
+        self.n_sweeps = integer_arg("n_sweeps", n_sweeps, "Gibbs", minimum=1)
         super().__init__(vars, **kwargs)
 
     @staticmethod

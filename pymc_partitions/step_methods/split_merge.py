@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import split_merge
 from pymc_partitions.step_methods.base import PartitionStep
 
@@ -91,7 +92,7 @@ class SplitMerge(PartitionStep):
         self.n_restricted_scans = _count("n_restricted_scans", n_restricted_scans, minimum=0)
         self.n_proposals = _count("n_proposals", n_proposals, minimum=1)
         self.n_gibbs_sweeps = _count("n_gibbs_sweeps", n_gibbs_sweeps, minimum=0)
-        if proposal not in PROPOSALS:
+        if not isinstance(proposal, str) or proposal not in PROPOSALS:
             raise ValueError(
                 f"SplitMerge: 'proposal' must be one of {tuple(PROPOSALS)}, got {proposal!r}."
             )
@@ -129,8 +130,4 @@ class SplitMerge(PartitionStep):
 
 
 def _count(name, value, minimum):
-    if isinstance(value, bool) or int(value) != value or value < minimum:
-        raise ValueError(
-            f"SplitMerge: '{name}' must be an integer >= {minimum}, got {value!r}."
-        )
-    return int(value)
+    return integer_arg(name, value, "SplitMerge", minimum=minimum)
