@@ -25,7 +25,7 @@ from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.rewriting.basic import register_canonicalize
 
 from pymc_partitions.compat import ancestors
-from pymc_partitions.distributions.partition import PartitionPriorRV, block_sizes, partition_size
+from pymc_partitions.distributions.partition import PartitionPriorRV, partition_size
 from pymc_partitions.distributions.validation import (
     as_hyper_vector,
     constant_value,
@@ -466,6 +466,25 @@ def _segment_sums(labels, values, n):
     return pt.zeros((n, values.shape[1]), dtype="float64")[labels].inc(values)
 
 
+def _block_sizes_per_dim(labels, value, n):
+    """Block sizes m_k repeated over the D columns of ``value``: an (n, D) float
+    tensor, the shape of every other per-block, per-dimension statistic.
+
+    Why not an (n, 1) column: the per-dimension hyperparameters are length-D
+    vectors, and a constant one (a scalar broadcast to D, e.g. the default
+    ``b=1.0``) would then be what broadcasts the column to (n, D). PyTensor 2's
+    stabiliser ``local_log1p`` rewrites ``log(c + x)`` with c summing to 1 into
+    ``log1p(x)`` allocated to the output's shape, read from the very node it
+    replaces when no shape feature is attached (``rewrite_pregrad``, which PyMC
+    runs before taking the gradient): the rewrite re-applies to that node forever
+    and ``pm.sample`` never finishes compiling (``tests/test_compile_all_likelihoods.py``).
+    With every operand of full shape, x already has the output's shape and the
+    rewrite is a plain ``log1p(x)``. Costs O(n D) per evaluation, as the data's
+    own segment sums do.
+    """
+    return _segment_sums(labels, pt.ones_like(value, dtype="float64"), n)
+
+
 def _batched_rng(draw_one, rng, params, size):
     """Apply ``draw_one(rng, *core_params)`` over the batch shape (every param has one
     core dimension)."""
@@ -564,7 +583,7 @@ class CollapsedNormal(CollapsedLikelihood):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
         resid = value - mu0
-        m = block_sizes(labels, n)[:, None]
+        m = _block_sizes_per_dim(labels, value, n)
         s = _segment_sums(labels, resid, n)
         q = _segment_sums(labels, resid**2, n)
         tau2, sigma2 = tau**2, sigma**2
@@ -665,7 +684,7 @@ class CollapsedBetaBernoulli(CollapsedLikelihood):
     def logp(value, partition, a, b, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
-        m = block_sizes(labels, n)[:, None]
+        m = _block_sizes_per_dim(labels, value, n)
         ones = _segment_sums(labels, value, n)
         per_block = (
             pt.gammaln(a + ones)

@@ -10,6 +10,7 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
     _batched_rng,
+    _block_sizes_per_dim,
     _segment_sums,
 )
 from pymc_partitions.distributions.partition import block_sizes
@@ -142,7 +143,7 @@ class CollapsedPoissonGamma(CollapsedLikelihood):
     def logp(value, partition, a, b, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
-        m = block_sizes(labels, n)[:, None]
+        m = _block_sizes_per_dim(labels, value, n)
         s = _segment_sums(labels, value, n)
         per_block = a * pt.log(b) - pt.gammaln(a) + pt.gammaln(a + s) - (a + s) * pt.log(b + m)
         logp = pt.sum(pt.switch(m > 0, per_block, 0.0)) - pt.sum(pt.gammaln(value + 1.0))

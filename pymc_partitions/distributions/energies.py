@@ -10,9 +10,9 @@ from pytensor.tensor.random.op import RandomVariable
 from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
+    _block_sizes_per_dim,
     _segment_sums,
 )
-from pymc_partitions.distributions.partition import block_sizes
 from pymc_partitions.compat import ancestors
 from pymc_partitions.kernels.components import kmeans_energy as km_kernel
 
@@ -110,7 +110,7 @@ class KMeansEnergy(CollapsedLikelihood):
     def logp(value, partition, temperature, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
-        m = block_sizes(labels, n)[:, None]
+        m = _block_sizes_per_dim(labels, value, n)
         mean = _segment_sums(labels, value, n) / pt.switch(m > 0, m, 1.0)
         within = pt.sum((value - mean[labels]) ** 2, axis=0)
         logp = -pt.sum(within / temperature)

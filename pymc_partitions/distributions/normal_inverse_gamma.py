@@ -9,9 +9,9 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
     _batched_rng,
+    _block_sizes_per_dim,
     _segment_sums,
 )
-from pymc_partitions.distributions.partition import block_sizes
 from pymc_partitions.kernels.components import normal_inverse_gamma as nig_kernel
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -133,7 +133,7 @@ class CollapsedNormalInverseGamma(CollapsedLikelihood):
     def logp(value, partition, mu0, kappa0, a0, b0, _observed):
         n = value.shape[0]
         labels = pt.clip(partition, 0, n - 1)
-        m = block_sizes(labels, n)[:, None]
+        m = _block_sizes_per_dim(labels, value, n)
         mean = _segment_sums(labels, value, n) / pt.switch(m > 0, m, 1.0)
         m2 = _segment_sums(labels, (value - mean[labels]) ** 2, n)
         kappa_m = kappa0 + m
