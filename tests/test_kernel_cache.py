@@ -3,6 +3,7 @@ a kernel source, a module of the package they import (followed transitively), or
 the versions of numba and NumPy; and an edit outside ``kernels/`` reaches the
 compiled code of a fresh process."""
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import pymc_partitions
 from pymc_partitions.kernels import _jit
@@ -128,12 +130,14 @@ def probe_value():
 '''
 
 
-def test_edit_outside_kernels_reaches_a_fresh_process(tmp_path):
+@pytest.mark.parametrize("cache_dir", ["in-tree", "NUMBA_CACHE_DIR"])
+def test_edit_outside_kernels_reaches_a_fresh_process(tmp_path, cache_dir):
     """End to end in a copy of the package: a cached kernel inlines a primitive
     from a module outside kernels/; after that module is edited, a new process
     runs the new code (before the fix: the old machine code, from the cache).
     The copy's top-level __init__ is emptied so the subprocesses skip importing
-    PyMC; the kernels do not depend on it."""
+    PyMC; the kernels do not depend on it. Both places numba caches in: beside the
+    sources, and under ``NUMBA_CACHE_DIR`` (CI sets it)."""
     src = Path(pymc_partitions.__file__).parent
     pkg = tmp_path / "pymc_partitions"
     shutil.copytree(src, pkg, ignore=shutil.ignore_patterns("__pycache__"))
@@ -141,6 +145,9 @@ def test_edit_outside_kernels_reaches_a_fresh_process(tmp_path):
     (pkg / "kernels" / "_probe.py").write_text(PROBE_KERNEL)
     (pkg / "_probe_value.py").write_text(PROBE_VALUE.format(1))
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    if cache_dir == "NUMBA_CACHE_DIR":
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
 
     def run():
         out = subprocess.run(
@@ -152,7 +159,10 @@ def test_edit_outside_kernels_reaches_a_fresh_process(tmp_path):
         return int(out.stdout.split()[-1])
 
     assert run() == 1
-    assert list((pkg / "kernels" / "__pycache__").glob(f"_probe.probe-*.{TAG}.nbi"))
+    kernels = pkg / "kernels"
+    cached_in = (kernels / "__pycache__" if cache_dir == "in-tree" else
+                 tmp_path / "numba-cache" / f"kernels_{hashlib.sha1(str(kernels).encode()).hexdigest()}")
+    assert list(cached_in.glob(f"_probe.probe-*.{TAG}.nbi"))
     assert run() == 1  # unchanged: served from the cache
     (pkg / "_probe_value.py").write_text(PROBE_VALUE.format(2))
     assert run() == 2

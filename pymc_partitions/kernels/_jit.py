@@ -30,8 +30,10 @@ cache was written (an edited or upgraded component, a new NumPy) it deletes the
 numba cache files of those modules, so nothing stale is loaded. Each Python
 version (numba's file tag, e.g. ``py312``) keeps its own fingerprint and drops only
 its own files, so two environments sharing one source tree do not erase each
-other's cache. Not covered: a read-only install, where numba caches in a user
-directory this function does not touch.
+other's cache. Cache files are found in the source tree and, when
+``NUMBA_CACHE_DIR`` is set (as CI does), in numba's folder for each source
+directory there. Not covered: a read-only install without ``NUMBA_CACHE_DIR``, where
+numba caches in a user directory this function does not touch.
 """
 
 import hashlib
@@ -158,17 +160,34 @@ def kernel_fingerprint(root=_KERNELS, sources=None):
     return digest.hexdigest()
 
 
+def _cache_dirs(directory):
+    """Where numba caches the functions of the sources in ``directory``: its
+    ``__pycache__`` and, when ``NUMBA_CACHE_DIR`` is set, numba's folder for it there
+    (``<name>_<sha1 of the path>``, numba's ``get_suitable_cache_subpath``)."""
+    dirs = [directory / "__pycache__"]
+    if numba.config.CACHE_DIR:
+        digest = hashlib.sha1(str(directory).encode()).hexdigest()
+        dirs.append(Path(numba.config.CACHE_DIR) / f"{directory.name}_{digest}")
+    return dirs
+
+
 def _cache_files(root, sources):
-    """This interpreter's numba cache files of the kernels (everything under
-    ``root``) and of the other modules in ``sources`` (beside them)."""
+    """This interpreter's numba cache files of the kernels (every folder under
+    ``root``) and of the other modules in ``sources``, in the source tree and in
+    ``NUMBA_CACHE_DIR``."""
     patterns = (f"*.{_TAG}.nbi", f"*.{_TAG}.*.nbc")
-    files = [path for pattern in patterns for path in root.rglob(pattern)]
+    files = []
+    folders = [root, *(p for p in root.rglob("*") if p.is_dir() and p.name != "__pycache__")]
+    for folder in folders:
+        for directory in _cache_dirs(folder):
+            files.extend(path for pattern in patterns for path in directory.glob(pattern))
     for source in sources:
         if root in source.parents:
             continue
         stem = source.parent.name if source.name == "__init__.py" else source.stem
-        for pattern in patterns:
-            files.extend((source.parent / "__pycache__").glob(f"{stem}.{pattern}"))
+        for directory in _cache_dirs(source.parent):
+            for pattern in patterns:
+                files.extend(directory.glob(f"{stem}.{pattern}"))
     return files
 
 
