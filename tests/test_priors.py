@@ -318,7 +318,10 @@ def test_pitman_yor_exact():
     with pm.Model() as model:
         z = pmp.PitmanYor("z", alpha=0.5, d=0.4, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8, observed=binary_data(n, 3, 61))
-    run_exact(model, seed=61)
+    # Seed 62, not 61: with the xoshiro streams (issue 11) seed 61's 4 x 2,500 draws gave
+    # |z| 4.62 > 4.58 on P(K=5), a fluctuation: the same seed at 4 x 12,000 draws gives
+    # worst |z| 1.83, and seeds 1-16 and 62 give worst |z| <= 3.16 (all pass).
+    run_exact(model, seed=62)
 
 
 @pytest.mark.parametrize("k", [2, 3])
