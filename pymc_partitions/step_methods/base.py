@@ -10,7 +10,7 @@ from pymc_partitions.compat import ChainSetup
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.kernels import summarise
 from pymc_partitions.kernels.random import new_stream
-from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
+from pymc_partitions.step_methods.target import PartitionTarget
 
 
 class PartitionStep(ChainSetup, BlockedStep):
@@ -78,12 +78,6 @@ class PartitionStep(ChainSetup, BlockedStep):
             raise ValueError(
                 f"{type(self).__name__} samples one partition variable per step; got "
                 f"{[v.name for v in value_vars]}. Create one step per partition."
-            )
-        rv = model.values_to_rvs[value_vars[0]]
-        if rv.owner is None or not isinstance(rv.owner.op, PartitionPriorRV):
-            raise PartitionModelError(
-                f"{owner}: 'vars' must hold a partition variable (pmp.CRP or another partition "
-                f"prior); '{rv.name}' is not one. Leave it to PyMC's own steps."
             )
         self.vars = value_vars
         self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs)

@@ -73,8 +73,8 @@ class PartitionTarget:
         self.rv = rv
         if rv.owner is None or not isinstance(rv.owner.op, PartitionPriorRV):
             raise PartitionModelError(
-                f"{step_name} samples partition variables (pmp.CRP and other partition priors); "
-                f"'{rv.name}' is not one."
+                f"{step_name}: 'vars' must hold a partition variable (pmp.CRP or another "
+                f"partition prior); '{rv.name}' is not one. Leave it to PyMC's own steps."
             )
         self.step_name = step_name
         self.prior_op = rv.owner.op
