@@ -1,9 +1,10 @@
 """Kernels every move needs around its proposals: load labels, refresh caches, score."""
 
 from pymc_partitions.kernels._jit import entry, primitive
-from pymc_partitions.kernels.components import add, log_marginal, refresh, remove
+from pymc_partitions.kernels.components import add, log_marginal, refresh
 from pymc_partitions.kernels.priors import log_prior
-from pymc_partitions.kernels.state import canonical_labels, close_slot, open_slot, top_free_slot
+from pymc_partitions.kernels.reassign import put_in, take_out
+from pymc_partitions.kernels.state import canonical_labels, open_slot, top_free_slot
 
 
 @primitive
@@ -37,14 +38,8 @@ def open_new_block(state, params, stats):
 @primitive
 def move_item(state, params, stats, data, i, k):
     """Move item ``i`` from its slot to the active slot ``k``; an emptied slot is freed."""
-    k_old = state.labels[i]
-    remove(params, stats, data, i, k_old)
-    state.sizes[k_old] -= 1
-    if state.sizes[k_old] == 0:
-        close_slot(state, k_old)
-    add(params, stats, data, i, k)
-    state.sizes[k] += 1
-    state.labels[i] = k
+    take_out(state, params, stats, data, i)
+    put_in(state, params, stats, data, i, k)
 
 
 @entry

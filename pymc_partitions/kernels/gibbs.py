@@ -33,15 +33,9 @@ Example
 
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
-from pymc_partitions.kernels.components import add, log_pred, remove
-from pymc_partitions.kernels.priors import log_prior_pred
 from pymc_partitions.kernels.random import shuffle, uniform
-from pymc_partitions.kernels.state import (
-    NO_CHOICE,
-    close_slot,
-    sample_log_weights,
-    top_free_slot,
-)
+from pymc_partitions.kernels.reassign import conditional_log_weights, put_in, take_out
+from pymc_partitions.kernels.state import NO_CHOICE, sample_log_weights
 
 
 @primitive
@@ -52,35 +46,19 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
     ``NO_CHOICE`` (-1) if no block has positive weight (every log weight -inf, or a
     NaN): item i is then put back into its block, so the state stays as it was.
     """
-    sizes, active, counts = state.sizes, state.active, state.counts
     # 1. Take item i out of its block. An emptied block's slot goes to the top of
     #    the free stack, where it is the new-block candidate below.
-    k_old = state.labels[i]
-    remove(params, stats, data, i, k_old)
-    sizes[k_old] -= 1
-    if sizes[k_old] == 0:
-        close_slot(state, k_old)
+    k_old = take_out(state, params, stats, data, i)
     # 2. Unnormalised log conditional of each existing block and of one new block.
-    n_active = counts[0]
-    k_new = top_free_slot(state)
-    for a in range(n_active):
-        k = active[a]
-        log_w[a] = log_prior_pred(prior_params, sizes[k], n_active) + log_pred(
-            params, stats, data, i, k
-        )
-    log_w[n_active] = log_prior_pred(prior_params, 0, n_active) + log_pred(
-        params, stats, data, i, k_new
-    )
+    n_options = conditional_log_weights(state, prior_params, params, stats, data, i, log_w)
     # 3. Draw the block and put item i into it.
-    a, _ = sample_log_weights(log_w, n_active + 1, u)
+    a, _ = sample_log_weights(log_w, n_options, u)
     if a == NO_CHOICE:
         # Undo step 1; a closed k_old is still the top free slot, so it reopens.
-        k = open_new_block(state, params, stats) if sizes[k_old] == 0 else k_old
+        k = open_new_block(state, params, stats) if state.sizes[k_old] == 0 else k_old
     else:
-        k = open_new_block(state, params, stats) if a == n_active else active[a]
-    add(params, stats, data, i, k)
-    sizes[k] += 1
-    state.labels[i] = k
+        k = open_new_block(state, params, stats) if a == n_options - 1 else state.active[a]
+    put_in(state, params, stats, data, i, k)
     return k if a != NO_CHOICE else NO_CHOICE
 
 

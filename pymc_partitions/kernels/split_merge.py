@@ -58,11 +58,10 @@ import numpy as np
 
 from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.bookkeeping import log_joint, move_item, open_new_block
-from pymc_partitions.kernels.components import add, log_pred, remove
 from pymc_partitions.kernels.errors import NAN_SPLIT_MERGE_MESSAGE
 from pymc_partitions.kernels.gibbs import update_item
-from pymc_partitions.kernels.priors import log_prior_pred
 from pymc_partitions.kernels.random import bounded, counter_uniform, random_key, shuffle, uniform
+from pymc_partitions.kernels.reassign import log_weight, put_in, take_out
 from pymc_partitions.kernels.state import NO_CHOICE
 
 # Outcomes of one update (``split_merge_update``'s return value).
@@ -84,10 +83,9 @@ def restricted_choice(state, prior_params, params, stats, data, h, ka, kb, u, fo
     the log probability is -inf when both blocks have zero weight, NaN when a weight
     is NaN (h then goes to ``k_stay`` unless forced).
     """
-    sizes = state.sizes
     n_blocks = state.counts[0]
-    la = log_prior_pred(prior_params, sizes[ka], n_blocks) + log_pred(params, stats, data, h, ka)
-    lb = log_prior_pred(prior_params, sizes[kb], n_blocks) + log_pred(params, stats, data, h, kb)
+    la = log_weight(state, prior_params, params, stats, data, h, ka, n_blocks)
+    lb = log_weight(state, prior_params, params, stats, data, h, kb, n_blocks)
     if (la == -np.inf and lb == -np.inf) or la != la or lb != lb:
         in_b = (1 if k_stay == kb else 0) if force < 0 else force
         log_p = la + lb  # -inf, or NaN if either is NaN
@@ -99,20 +97,14 @@ def restricted_choice(state, prior_params, params, stats, data, h, ka, kb, u, fo
         else:
             in_b = force
         log_p = (lb if in_b == 1 else la) - log_total
-    k = kb if in_b == 1 else ka
-    add(params, stats, data, h, k)
-    sizes[k] += 1
-    state.labels[h] = k
+    put_in(state, params, stats, data, h, kb if in_b == 1 else ka)
     return in_b, log_p
 
 
 @primitive
 def unassign(state, params, stats, data, h):
     """Take item ``h`` out of its slot (which must keep other items)."""
-    k = state.labels[h]
-    remove(params, stats, data, h, k)
-    state.sizes[k] -= 1
-    state.labels[h] = -1
+    take_out(state, params, stats, data, h)
 
 
 @primitive
