@@ -56,6 +56,7 @@ from pymc_partitions.distributions import (
 )
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
+    CoupledGibbs,
     Gibbs,
     ImpossibleConditionalError,
     PartitionModelError,
@@ -88,6 +89,7 @@ __all__ = [
     "IRM",
     "KMeansEnergy",
     # step methods
+    "CoupledGibbs",
     "Gibbs",
     "ImpossibleConditionalError",
     "PartitionModelError",
