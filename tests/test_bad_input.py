@@ -287,7 +287,7 @@ def step_case(label, make, error, arg):
     case("step", label, call, error, arg)
 
 
-for step in (pmp.Gibbs, pmp.SplitMerge):
+for step in (pmp.Gibbs, pmp.SplitMerge, pmp.CoupledGibbs):
     name = step.__name__
     for label, vars_, error in [
         ("None", lambda m: None, TE), ("empty", lambda m: [], VE), ("name", lambda m: "z", TE),
@@ -313,6 +313,24 @@ for label, value, error in [("None", None, VE), ("unknown", "gibbs", VE), ("list
                             ("bool", True, VE)]:
     step_case(f"SplitMerge.proposal-{label}",
               lambda m, v=value: pmp.SplitMerge([m["z"]], proposal=v), error, "proposal")
+
+for label, value, error in COUNT_BAD:
+    for arg in ("n_restricted_scans", "n_proposals"):
+        if label == "zero" and arg == "n_restricted_scans":
+            continue
+        step_case(f"CoupledGibbs.{arg}-{label}",
+                  lambda m, a=arg, v=value: pmp.CoupledGibbs([m["z"]], **{a: v}), error, arg)
+for arg, values in [
+    ("coupling", [("unknown", "wasserstein", VE), ("None", None, VE), ("list", ["ot"], VE)]),
+    ("metric", [("unknown", "rand", VE), ("None", None, VE)]),
+    ("proposal", [("unknown", "gibbs", VE), ("bool", True, VE)]),
+    ("start", [("unknown", "random", VE), ("array", np.zeros(N), VE)]),
+    ("eta", [("negative", -0.1, VE), ("one", 1.0, VE), ("nan", np.nan, VE), ("str", "small", TE)]),
+    ("split_merge", [("str", "yes", TE), ("int", 1, TE)]),
+]:
+    for label, value, error in values:
+        step_case(f"CoupledGibbs.{arg}-{label}",
+                  lambda m, a=arg, v=value: pmp.CoupledGibbs([m["z"]], **{a: v}), error, arg)
 
 
 # ---------------------------------------------------------------------- pm.sample
@@ -623,7 +641,8 @@ def test_the_table_covers_every_public_constructor_and_step():
     ids = " ".join(p.id for p in CASES)
     public = [
         "CRP", "PitmanYor", "FixedBlocks", "MFM", "ProperColoring", "IRM", "KMeansEnergy",
-        "Gibbs", "SplitMerge", *[n for n in pmp.__all__ if n.startswith("Collapsed")],
+        "Gibbs", "SplitMerge", "CoupledGibbs",
+        *[n for n in pmp.__all__ if n.startswith("Collapsed")],
         "point_estimate", "dahl_estimate", "expected_loss", "credible_ball",
         "similarity_matrix", "add_partition_statistics", "sample_block_parameters",
         "posterior_predictive_density", "canonicalize", "set_partitions",

@@ -1,0 +1,110 @@
+"""Benchmark: a coupled OT Gibbs sweep against a single Gibbs sweep, measured in one run.
+
+Run:  python examples/benchmark_coupled.py
+
+Nguyen et al. (2022) §4.2: a coupled sweep computes two Gibbs conditionals per item
+and one transport problem; the cost model is "about two sweeps". For each data set
+it prints (medians over repeats, all measured in this run):
+
+- ``single``: one Gibbs sweep (``kernels.gibbs.run_sweeps``) of a chain after burn-in;
+- ``coupled ot``: one coupled sweep (``kernels.coupled_gibbs.coupled_gibbs_sweep``,
+  OT coupling, Hamming metric) of two chains that have not met: X after burn-in and
+  Y an independent chain after burn-in (re-drawn whenever the pair meets);
+- ``coupled crn``: the same with the common-random-number coupling (no transport
+  problem), which isolates the cost of the OT coupling;
+- the ratio coupled ot / single (the issue's target: at most 2) and the mean number
+  of blocks K of X.
+
+Data: model B of the reference implementation (CRP alpha = 0.1, sd0 = 2, sd1 = 0.5)
+on ``nguyen_synthetic(300)`` (D = 2), and N = 4,000 items in D = 7 from four
+Gaussian components (centres +-0.8 in each coordinate, noise sd 0.5).
+"""
+
+import time
+
+import numpy as np
+import pymc as pm
+
+import pymc_partitions as pmp
+from pymc_partitions.kernels import coupled_gibbs as cg
+from pymc_partitions.kernels import gibbs
+from pymc_partitions.kernels.couplings import COMMON_RNG, HAMMING, OT
+from pymc_partitions.kernels.random import new_stream
+from pymc_partitions.kernels.transport import new_workspace
+from pymc_partitions.step_methods.target import PartitionTarget
+
+
+def synthetic_d(n, d, seed):
+    rng = np.random.default_rng(seed)
+    centres = rng.choice([-0.8, 0.8], size=(4, d))
+    return centres[rng.integers(0, 4, n)] + rng.normal(0.0, 0.5, size=(n, d))
+
+
+def model_b(x):
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=0.1, n=x.shape[0], summaries=False)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=0.5, observed=x)
+    return model
+
+
+class Bench:
+    def __init__(self, model, burn_in, seed):
+        self.target = PartitionTarget(model, model.rvs_to_values[model["z"]], "benchmark")
+        self.values, self.prior, self.per_lik = self.target.params(model.initial_point())
+        self.n = self.target.n
+        self.stream = new_stream(seed)
+        self.burn_in = burn_in
+
+    def chain(self):
+        """A chain state after ``burn_in`` Gibbs sweeps from one block."""
+        c = self.target.new_chain_state(np.zeros(self.n, np.int64), self.values, self.per_lik)
+        self.params, _, self.data = self.target.kernel_args(c, self.values, self.per_lik)
+        gibbs.run_sweeps(self.stream, self.burn_in, c.state, self.prior, self.params, c.stats,
+                         self.data, c.log_w, c.order)
+        return c
+
+    def single_sweep(self, c):
+        gibbs.run_sweeps(self.stream, 1, c.state, self.prior, self.params, c.stats, self.data,
+                         c.log_w, c.order)
+
+    def coupled_times(self, coupling, repeats):
+        x, y = self.chain(), self.chain()
+        sc = cg.new_scratch(self.n, self.n + 1)
+        ws = new_workspace(self.n + 1, self.n + 1)
+        cg.load_pair(x.state, y.state, sc)
+        times, ks = [], []
+        while len(times) < repeats:
+            if sc.info[cg.DISTANCE] == 0:  # met: a fresh, independent Y
+                y = self.chain()
+                cg.load_pair(x.state, y.state, sc)
+            t0 = time.perf_counter()
+            cg.coupled_gibbs_sweep(self.stream, x.state, y.state, self.prior, self.params,
+                                   x.stats, y.stats, self.data, coupling, HAMMING, 1e-5, sc, ws)
+            times.append(time.perf_counter() - t0)
+            ks.append(x.state.counts[0])
+        return float(np.median(times)), float(np.mean(ks))
+
+
+def main():
+    cases = [("model B, nguyen_synthetic", pmp.datasets.nguyen_synthetic(300, seed=0)[0], 200, 50),
+             ("model B, D = 7", synthetic_d(4000, 7, seed=0), 31, 20)]
+    print(f"{'data':<28}{'N':>6}{'D':>3}{'K':>6}{'single ms':>11}{'coupled ot ms':>15}"
+          f"{'coupled crn ms':>16}{'ot/single':>11}")
+    for label, x, repeats, burn_in in cases:
+        bench = Bench(model_b(x), burn_in, seed=1)
+        c = bench.chain()
+        bench.coupled_times(OT, 2)  # compile
+        singles = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            bench.single_sweep(c)
+            singles.append(time.perf_counter() - t0)
+        single = float(np.median(singles))
+        ot, k = bench.coupled_times(OT, repeats)
+        crn, _ = bench.coupled_times(COMMON_RNG, repeats)
+        print(f"{label:<28}{x.shape[0]:>6}{x.shape[1]:>3}{k:>6.1f}{1e3 * single:>11.3f}"
+              f"{1e3 * ot:>15.3f}{1e3 * crn:>16.3f}{ot / single:>11.2f}")
+
+
+if __name__ == "__main__":
+    main()
