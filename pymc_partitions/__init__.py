@@ -56,13 +56,13 @@ from pymc_partitions.distributions import (
     partition_summaries,
 )
 from pymc_partitions.partitions import canonicalize, set_partitions
-from pymc_partitions.unbiased import UnbiasedEstimate, unbiased_estimate
 from pymc_partitions.step_methods import (
     Gibbs,
     ImpossibleConditionalError,
     PartitionModelError,
     SplitMerge,
 )
+from pymc_partitions.unbiased import UnbiasedEstimate, unbiased_estimate
 
 __version__ = "0.1.0"
 

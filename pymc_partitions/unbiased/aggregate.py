@@ -206,12 +206,12 @@ class UnbiasedEstimate:
         shape = self.estimates.shape[1:]
         what = f"{self.name}" + (f", shape {shape}" if shape else "")
         lines = [
-            f"UnbiasedEstimate of {what}: H_{{{self.burn_in}:{self.m}}} over {self.n_pairs} "
-            f"coupled pairs ({self.n_censored} censored)",
+            (f"UnbiasedEstimate of {what}: H_{{{self.burn_in}:{self.m}}} over "
+             f"{self.n_pairs} coupled pairs ({self.n_censored} censored)"),
             f"  mean          {fmt(self.mean)}  (s.e. {fmt(self.std_error)})",
             f"  {100 * self.ci:g}% interval  [{fmt(self.ci_lower)}, {fmt(self.ci_upper)}]",
-            f"  trimmed mean  {fmt(self.trimmed_mean)}  ({100 * self.trim:g}% trimmed, s.e. "
-            f"{fmt(self.trimmed_std_error)})",
+            (f"  trimmed mean  {fmt(self.trimmed_mean)}  ({100 * self.trim:g}% trimmed, "
+             f"s.e. {fmt(self.trimmed_std_error)})"),
         ]
         met = self.meeting_times[self.meeting_times >= 1]
         if met.size:

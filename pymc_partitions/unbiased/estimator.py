@@ -67,34 +67,127 @@ def check_window(burn_in, m, owner, minimum=0):
     return burn_in, m
 
 
-def _meeting_time(value, owner):
-    if value is None:
-        return -1
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+def _meeting_times(values, owner, arg):
+    """Meeting times as an int64 array, None / -1 -> -1 (not met)."""
+    values = np.asarray([-1 if v is None else v for v in np.ravel(np.asarray(values, object))],
+                        dtype=object)
+    bad = [v for v in values if isinstance(v, bool | np.bool_)
+           or not isinstance(v, numbers.Integral)]
+    if bad:
         raise TypeError(
-            f"{owner}: 'meeting_time' must be an integer >= 1, or None / -1 for a pair that "
-            f"has not met; got {value!r}."
+            f"{owner}: '{arg}' must hold integers >= 1, or None / -1 for a pair that has "
+            f"not met; got {bad[0]!r}."
         )
-    value = int(value)
-    if value == -1:
-        return -1
-    if value < 1:
+    out = values.astype(np.int64)
+    wrong = out[(out < 1) & (out != -1)]
+    if wrong.size:
         raise ValueError(
-            f"{owner}: 'meeting_time' must be >= 1 (tau = min{{t >= 1: X_t = Y_(t-1)}}), or "
-            f"None / -1 for a pair that has not met; got {value}."
+            f"{owner}: '{arg}' must be >= 1 (tau = min{{t >= 1: X_t = Y_(t-1)}}), or None / -1 "
+            f"for a pair that has not met; got {int(wrong[0])}."
         )
-    return value
+    return out
 
 
-def _h_values(value, name, owner):
+def _h_values(value, name, owner, ndim):
     arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf" or arr.ndim < 1:
+    if arr.dtype.kind not in "biuf" or arr.ndim < ndim:
+        sweeps = "(pairs, sweeps, *shape)" if ndim == 2 else "(sweeps, *shape)"
         raise TypeError(
-            f"{owner}: '{name}' must be an array of h values with the sweep first, "
-            f"(sweeps, *shape) of numbers; got {type(value).__name__} with shape "
-            f"{arr.shape} and dtype {arr.dtype}."
+            f"{owner}: '{name}' must be an array of h values {sweeps} of numbers; got "
+            f"{type(value).__name__} with shape {arr.shape} and dtype {arr.dtype}."
         )
     return arr.astype(np.float64, copy=False)
+
+
+def pair_estimates(hx, hy, meeting_times, burn_in, m, owner="pair_estimates"):
+    """H_{l:m} of P coupled pairs run to the same last sweep T (vectorised
+    :func:`pair_estimate`).
+
+    hx : (P, T + 1, *shape); hy : (P, T', *shape); meeting_times : (P,) ints, -1 (or
+    None) for a pair not met by T. Returns a list of P :class:`PairEstimate`.
+    """
+    burn_in, m = check_window(burn_in, m, owner)
+    hx = _h_values(hx, "hx", owner, 2)
+    hy = _h_values(hy, "hy", owner, 2)
+    tau = _meeting_times(meeting_times, owner, "meeting_time" if owner == "pair_estimate"
+                         else "meeting_times")
+    n_pairs, shape = hx.shape[0], hx.shape[2:]
+    one = owner == "pair_estimate"
+
+    def who(p):
+        return "" if one else f" (pair {p})"
+
+    if hy.shape[0] != n_pairs or hy.shape[2:] != shape or tau.shape != (n_pairs,):
+        what = "h values of the shape of 'hx''s" if hy.shape[0] == n_pairs else "one row per pair"
+        raise ValueError(
+            f"{owner}: 'hy' must hold {what}: hx {hx.shape[int(one):]}, hy "
+            f"{hy.shape[int(one):]}, {tau.size} meeting time(s)."
+        )
+    last = hx.shape[1] - 1
+    if last < m:
+        raise ValueError(
+            f"{owner}: 'm' = {m} needs X up to sweep m, but 'hx' holds sweeps 0..{last}; run "
+            f"the pair for at least m sweeps (a pair stopped early, e.g. by a time budget, is "
+            f"recorded with PairEstimate.censored_at)."
+        )
+    met = tau >= 1
+    for p in np.flatnonzero(met & (tau - 1 > last)):
+        raise ValueError(
+            f"{owner}: 'meeting_time' = {tau[p]}{who(p)} needs X up to sweep tau - 1 = "
+            f"{tau[p] - 1}, but 'hx' holds sweeps 0..{last}."
+        )
+    for p in np.flatnonzero(met & (hy.shape[1] < tau - 1)):
+        raise ValueError(
+            f"{owner}: 'meeting_time' = {tau[p]}{who(p)} needs Y up to sweep tau - 2 = "
+            f"{tau[p] - 2}, but 'hy' holds sweeps 0..{hy.shape[1] - 1}."
+        )
+    size = int(np.prod(shape))
+    flat_x = hx.reshape(n_pairs, last + 1, size)
+    flat_y = hy.reshape(n_pairs, hy.shape[1], size)
+    # What H needs: X_l..X_m for the average, and for t = l+1..tau-1 the differences
+    # h(X_t) - h(Y_(t-1)) (t = l+1..top across pairs; masked per pair at tau).
+    top = int(max(tau[met].max() - 1, burn_in) if met.any() else burn_in)
+    t = np.arange(burn_in + 1, top + 1)
+    needed = met[:, None] & (t[None, :] < tau[:, None])                  # (P, J)
+    average = flat_x[:, burn_in:m + 1]
+    x_corr, y_corr = flat_x[:, t], flat_y[:, t - 1]
+    for name, values, mask, first in (
+        ("hx", average, np.broadcast_to(met[:, None], average.shape[:2]), burn_in),
+        ("hx", x_corr, needed, burn_in + 1),
+        ("hy", y_corr, needed, burn_in),
+    ):
+        bad = mask & ~np.isfinite(values).all(axis=2)
+        if bad.any():
+            p, j = (int(v[0]) for v in np.nonzero(bad))
+            raise ValueError(
+                f"{owner}: '{name}'{who(p)} is not finite at sweep {first + j}, which "
+                f"H_{{{burn_in}:{m}}} with meeting time {tau[p]} needs (sweeps "
+                f"{burn_in}..{max(m, tau[p] - 1)} of X, {burn_in}..{tau[p] - 2} of Y)."
+            )
+    # Faithfulness: X_t = Y_(t-1) for t >= tau, so their h values agree wherever both
+    # are given; a mismatch means a wrong meeting time or misaligned arrays. (A
+    # tolerance: a vectorised h may sum in another order for another batch.)
+    if met.any():
+        after = np.arange(int(tau[met].min()), min(last, hy.shape[1]) + 1)
+        a, b = flat_x[:, after], flat_y[:, after - 1]
+        differ = (met[:, None] & (after[None, :] >= tau[:, None])
+                  & (np.isfinite(a) & np.isfinite(b)
+                     & ~np.isclose(a, b, rtol=1e-9, atol=1e-300)).any(axis=2))
+        if differ.any():
+            p, j = (int(v[0]) for v in np.nonzero(differ))
+            t_bad = int(after[j])
+            raise ValueError(
+                f"{owner}: h(X_{t_bad}) != h(Y_{t_bad - 1}){who(p)} although the meeting time "
+                f"is {tau[p]} <= {t_bad}: after the meeting X_t = Y_(t-1). Check the meeting "
+                f"time and that hy[t] is h(Y_t) (Y one sweep behind X)."
+            )
+    weights = np.minimum(1.0, (t - burn_in) / (m - burn_in + 1))
+    diff = np.where(needed[:, :, None], x_corr - y_corr, 0.0)
+    with np.errstate(invalid="ignore"):
+        value = np.where(met[:, None], average.mean(axis=1), np.nan) + np.einsum(
+            "j,pjk->pk", weights, diff)
+    value = value.reshape((n_pairs,) + shape)
+    return [PairEstimate(value[p], int(tau[p]), last, not met[p]) for p in range(n_pairs)]
 
 
 def pair_estimate(hx, hy, meeting_time, burn_in, m):
@@ -117,67 +210,14 @@ def pair_estimate(hx, hy, meeting_time, burn_in, m):
     NaN). Errors name the argument: T < m (the pair was not run to m), tau - 1 > T,
     hy too short, shapes that differ, non-finite needed values, h values that differ
     after the meeting (X_t = Y_{t-1} must give h(X_t) = h(Y_{t-1})).
+    :func:`pair_estimates` does the same for a stack of pairs of one length.
     """
     owner = "pair_estimate"
-    burn_in, m = check_window(burn_in, m, owner)
-    hx = _h_values(hx, "hx", owner)
-    hy = _h_values(hy, "hy", owner)
-    tau = _meeting_time(meeting_time, owner)
-    shape = hx.shape[1:]
-    if hy.shape[1:] != shape:
-        raise ValueError(
-            f"{owner}: 'hy' must hold h values of the shape of 'hx''s, {shape}; got "
-            f"{hy.shape[1:]} (hx {hx.shape}, hy {hy.shape})."
-        )
-    last = hx.shape[0] - 1
-    if last < m:
-        raise ValueError(
-            f"{owner}: 'm' = {m} needs X up to sweep m, but 'hx' holds sweeps 0..{last}; run "
-            f"the pair for at least m sweeps (a pair stopped early, e.g. by a time budget, is "
-            f"recorded with PairEstimate.censored_at)."
-        )
-    if tau == -1:
-        return PairEstimate.censored_at(last, shape)
-    if tau - 1 > last:
-        raise ValueError(
-            f"{owner}: 'meeting_time' = {tau} needs X up to sweep tau - 1 = {tau - 1}, but "
-            f"'hx' holds sweeps 0..{last}."
-        )
-    if hy.shape[0] < tau - 1:
-        raise ValueError(
-            f"{owner}: 'meeting_time' = {tau} needs Y up to sweep tau - 2 = {tau - 2}, but "
-            f"'hy' holds sweeps 0..{hy.shape[0] - 1}."
-        )
-    top = max(m, tau - 1)
-    average = hx[burn_in:m + 1]
-    t = np.arange(burn_in + 1, tau)
-    x_corr, y_corr = hx[t], hy[t - 1]
-    for name, values, first in (("hx", average, burn_in), ("hx", x_corr, burn_in + 1),
-                                ("hy", y_corr, burn_in)):
-        bad = ~np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
-        if bad.any():
-            raise ValueError(
-                f"{owner}: '{name}' is not finite at sweep {first + int(np.flatnonzero(bad)[0])}, "
-                f"which H_{{{burn_in}:{m}}} with meeting time {tau} needs (sweeps "
-                f"{burn_in}..{top} of X, {burn_in}..{tau - 2} of Y)."
-            )
-    # Faithfulness: X_t = Y_{t-1} for t >= tau, so their h values agree wherever both
-    # are given; a mismatch means a wrong meeting_time or misaligned arrays.
-    after = np.arange(tau, min(last, hy.shape[0]) + 1)
-    if after.size:
-        a, b = hx[after], hy[after - 1]
-        # (a tolerance: a vectorised h may sum in another order for another batch)
-        differ = np.isfinite(a) & np.isfinite(b) & ~np.isclose(a, b, rtol=1e-9, atol=1e-300)
-        if differ.any():
-            t_bad = int(after[np.flatnonzero(differ.reshape(after.size, -1).any(axis=1))[0]])
-            raise ValueError(
-                f"{owner}: h(X_{t_bad}) != h(Y_{t_bad - 1}) although 'meeting_time' = {tau} <= "
-                f"{t_bad}: after the meeting X_t = Y_(t-1). Check meeting_time and that hy[t] "
-                f"is h(Y_t) (Y one sweep behind X)."
-            )
-    weights = np.minimum(1.0, (t - burn_in) / (m - burn_in + 1))
-    value = average.mean(axis=0) + np.tensordot(weights, x_corr - y_corr, axes=1)
-    return PairEstimate(np.asarray(value, dtype=np.float64), tau, last, False)
+    hx = _h_values(hx, "hx", owner, 1)
+    hy = _h_values(hy, "hy", owner, 1)
+    if isinstance(meeting_time, np.ndarray | list | tuple):
+        raise TypeError(f"{owner}: 'meeting_time' must be one integer, got {meeting_time!r}.")
+    return pair_estimates(hx[None], hy[None], [meeting_time], burn_in, m, owner=owner)[0]
 
 
-__all__ = ["PairEstimate", "check_window", "pair_estimate"]
+__all__ = ["PairEstimate", "check_window", "pair_estimate", "pair_estimates"]

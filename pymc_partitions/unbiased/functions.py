@@ -23,7 +23,6 @@ labels: equal partitions have equal label vectors), not once per draw.
 import numpy as np
 import pytensor
 
-from pymc_partitions import compat
 from pymc_partitions.compat import ancestors
 from pymc_partitions.distributions.validation import integer_arg
 
@@ -192,7 +191,9 @@ def _constant_values(model, exprs, what, owner):
             f"estimator targets one fixed posterior over partitions, so the hyperparameters "
             f"must be constants (numbers or pm.Data), as pmp.CoupledGibbs requires."
         )
-    fn = pytensor.function([], list(exprs), mode=compat.small_function_mode())
+    # Evaluated once: the Python linker (FAST_COMPILE) avoids loading PyTensor's C
+    # module cache (seconds, for a few numbers).
+    fn = pytensor.function([], list(exprs), mode="FAST_COMPILE")
     return [np.asarray(v, dtype=np.float64) for v in fn()]
 
 

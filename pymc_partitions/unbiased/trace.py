@@ -25,7 +25,7 @@ import numpy as np
 from pymc_partitions import compat
 from pymc_partitions.analysis._draws import partition_variable, posterior_of
 from pymc_partitions.unbiased.aggregate import UnbiasedEstimate, check_trim_ci
-from pymc_partitions.unbiased.estimator import PairEstimate, check_window, pair_estimate
+from pymc_partitions.unbiased.estimator import check_window, pair_estimates
 from pymc_partitions.unbiased.functions import PartitionFunction, evaluate
 
 #: sample_stats written by pmp.CoupledGibbs that the estimator reads
@@ -106,24 +106,40 @@ class CoupledTrace:
                 f"sweep per draw ({self.sweeps[c, :6].tolist()}...): the estimator needs "
                 f"consecutive sweeps of each pair."
             )
-        self.meeting = meeting[:, -1]
-        for c in range(meeting.shape[0]):
-            tau = self.meeting[c]
-            expected = np.where(self.sweeps[c] >= tau, tau, -1) if tau >= 1 else -1
-            if tau == 0 or tau < -1 or np.any(meeting[c] != expected):
-                raise ValueError(
-                    f"{owner}: 'idata' sample_stats['{MEETING_SWEEP}'] of chain "
-                    f"{self.chains[c]} is inconsistent: it must be -1 before the meeting "
-                    f"sweep tau >= 1 and tau from then on; got {meeting[c, :8].tolist()}..."
-                )
-            if tau >= 1:
-                after = self.sweeps[c] >= tau
-                if np.any(self.x[c, after] != self.y[c, after]):
-                    raise ValueError(
-                        f"{owner}: in chain {self.chains[c]}, X_t differs from Y_(t-1) at a "
-                        f"sweep t >= the meeting sweep {tau}: the pair is not faithful, so "
-                        f"H_{{l:m}} would be wrong."
-                    )
+        if np.any(self.sweeps != self.sweeps[:1]):
+            raise ValueError(
+                f"{owner}: 'idata' sample_stats['{SWEEP}'] differs between chains: every pair "
+                f"must have run the same sweeps (one pm.sample call)."
+            )
+        self.meeting = tau = meeting[:, -1]
+        met = tau >= 1
+        expected = np.where(met[:, None] & (self.sweeps >= tau[:, None]), tau[:, None], -1)
+        wrong = np.any(meeting != expected, axis=1) | (tau == 0) | (tau < -1)
+        if wrong.any():
+            c = int(np.flatnonzero(wrong)[0])
+            raise ValueError(
+                f"{owner}: 'idata' sample_stats['{MEETING_SWEEP}'] of chain {self.chains[c]} "
+                f"is inconsistent: it must be -1 before the meeting sweep tau >= 1 and tau "
+                f"from then on; got {meeting[c, :8].tolist()}..."
+            )
+        after = met[:, None] & (self.sweeps >= tau[:, None])
+        unfaithful = np.any(after[..., None] & (self.x != self.y), axis=(1, 2))
+        if unfaithful.any():
+            c = int(np.flatnonzero(unfaithful)[0])
+            raise ValueError(
+                f"{owner}: in chain {self.chains[c]}, X_t differs from Y_(t-1) at a sweep t >= "
+                f"the meeting sweep {tau[c]}: the pair is not faithful, so H_{{l:m}} would be "
+                f"wrong."
+            )
+
+
+def _evaluate(h, labels, var, owner):
+    try:
+        return evaluate(h, labels)
+    except Exception as exc:
+        exc.add_note(f"(while {owner} evaluated 'h' = {_h_name(h)!r} on the partitions of "
+                     f"'{var}')")
+        raise
 
 
 def _h_name(h):
@@ -191,60 +207,55 @@ def unbiased_estimate(idata, var_name, h, burn_in, m, trim=0.01, ci=0.95):
             f"got {h!r}."
         )
     trace = CoupledTrace(idata, var_name, owner)
-    first, last = trace.sweeps[:, 0], trace.sweeps[:, -1]
-    if np.any(last < m):
-        c = int(np.argmin(last))
+    first, last = int(trace.sweeps[0, 0]), int(trace.sweeps[0, -1])
+    if last < m:
         raise ValueError(
-            f"{owner}: 'm' = {m} needs every pair up to sweep m, but chain {trace.chains[c]} "
-            f"ends at sweep {last[c]}: sample at least {m - first[c] + 1} draws (or lower m)."
+            f"{owner}: 'm' = {m} needs every pair up to sweep m, but the chains end at sweep "
+            f"{last}: sample at least {m - first + 1} draws (or lower m)."
         )
-    if np.any(first > burn_in):
-        c = int(np.argmax(first))
+    if first > burn_in:
         raise ValueError(
-            f"{owner}: 'burn_in' = {burn_in} needs the sweeps from {burn_in} on, but chain "
-            f"{trace.chains[c]} starts at sweep {first[c]} (PyMC dropped {first[c] - 1} tuning "
-            f"draws): sample with tune=0 (coupled chains need no tuning) or "
-            f"discard_tuned_samples=False, or use burn_in >= {first[c]}."
+            f"{owner}: 'burn_in' = {burn_in} needs the sweeps from {burn_in} on, but the "
+            f"chains start at sweep {first} (PyMC dropped {first - 1} tuning draws): sample "
+            f"with tune=0 (coupled chains need no tuning) or discard_tuned_samples=False, or "
+            f"use burn_in >= {first}."
         )
 
-    # The draws H needs: X at sweeps l..max(m, tau-1); Y_{t-1} (stored at sweep t) at
-    # t = l+1..tau-1. One evaluation of h on all of them.
-    rows, plan = [], []
-    for c, tau in enumerate(trace.meeting):
-        if tau < 1:
-            plan.append(None)
-            continue
-        tx = np.arange(burn_in, max(m, tau - 1) + 1)
-        ty = np.arange(burn_in + 1, tau)
-        plan.append((tx, ty, len(rows)))
-        rows.append(trace.x[c, tx - first[c]])
-        rows.append(trace.y[c, ty - first[c]])
-    if not rows:  # every pair censored: h's shape from one draw
-        rows = [trace.x[0, -1:]]
-    labels = np.concatenate(rows)
-    try:
-        values = evaluate(h, labels)
-    except Exception as exc:
-        exc.add_note(f"(while {owner} evaluated 'h' = {_h_name(h)!r} on the partitions of "
-                     f"'{trace.name}')")
-        raise
-    sizes = np.cumsum([0] + [r.shape[0] for r in rows])
-    shape = values.shape[1:]
+    # The draws H needs: X at sweeps l..max(m, tau-1); Y_(t-1) (stored at sweep t) at
+    # t = l+1..tau-1. h is evaluated on those only, in blocks of pairs so that the
+    # (pairs, sweeps, *shape) arrays stay small.
+    sweeps, tau = trace.sweeps, trace.meeting
+    met = (tau >= 1)[:, None]
+    need_x = met & (sweeps >= burn_in) & (sweeps <= np.maximum(m, tau - 1)[:, None])
+    need_y = met & (sweeps >= burn_in + 1) & (sweeps <= (tau - 1)[:, None])
+    probe = trace.x[need_x][:1] if need_x.any() else trace.x[0, -1:]
+    shape = _evaluate(h, probe, trace.name, owner).shape[1:]
+    n_pairs = sweeps.shape[0]
+    block = max(1, int(4e6 // ((last + 1) * max(1, int(np.prod(shape))))))
     pairs = []
-    for c, entry in enumerate(plan):
-        if entry is None:
-            pairs.append(PairEstimate.censored_at(last[c], shape))
-            continue
-        tx, ty, k = entry
-        hx = np.full((last[c] + 1,) + shape, np.nan)
-        hy = np.full((last[c],) + shape, np.nan)
-        hx[tx] = values[sizes[k]:sizes[k + 1]]
-        hy[ty - 1] = values[sizes[k + 1]:sizes[k + 2]]
-        pairs.append(pair_estimate(hx, hy, int(trace.meeting[c]), burn_in, m))
+    for lo in range(0, n_pairs, block):
+        sl = slice(lo, lo + block)
+        nx, ny = need_x[sl], need_y[sl]
+        hx = np.full((nx.shape[0], last + 1) + shape, np.nan)
+        hy = np.full((nx.shape[0], last) + shape, np.nan)
+        labels = np.concatenate([trace.x[sl][nx], trace.y[sl][ny]])
+        if labels.shape[0]:
+            values = _evaluate(h, labels, trace.name, owner)
+            if values.shape[1:] != shape:
+                raise ValueError(
+                    f"{owner}: 'h' must return the same shape for every partition; it "
+                    f"returned {shape} and {values.shape[1:]}."
+                )
+            count = int(nx.sum())
+            c, d = np.nonzero(nx)
+            hx[c, sweeps[sl][c, d]] = values[:count]
+            c, d = np.nonzero(ny)
+            hy[c, sweeps[sl][c, d] - 1] = values[count:]
+        pairs += pair_estimates(hx, hy, tau[sl], burn_in, m, owner=owner)
     dims = h.dims if isinstance(h, PartitionFunction) else None
     coords = h.coords if isinstance(h, PartitionFunction) else None
     return UnbiasedEstimate(pairs, burn_in, m, trim, ci, name=_h_name(h), dims=dims,
                             coords=coords, pair_ids=trace.chains)
 
 
-__all__ = ["CoupledTrace", "REQUIRED_STATS", "unbiased_estimate"]
+__all__ = ["REQUIRED_STATS", "CoupledTrace", "unbiased_estimate"]
