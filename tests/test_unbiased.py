@@ -17,14 +17,12 @@
 - Errors (more in test_bad_input.py).
 """
 
-import warnings
-
-import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
 import scipy.stats as st
 import xarray as xr
+from helpers import coupled_idata
 
 import pymc_partitions as pmp
 from pymc_partitions.analysis.block_parameters import log_predictive_of_partition
@@ -40,38 +38,6 @@ from pymc_partitions.unbiased import (
 from pymc_partitions.unbiased.functions import _normal_density
 
 PARTITIONS3 = pmp.set_partitions(3)  # 5 partitions of 3 items, canonical
-
-
-# ---------------------------------------------------------------------- fake traces
-def coupled_idata(x, y, meeting, first_sweep=1, warmup=0, extra_stats=None, drop=()):
-    """A trace shaped like pmp.CoupledGibbs output: posterior z = X_t, sample_stats
-    coupled_labels = Y_(t-1), sweep = t, meeting_sweep = tau once t >= tau else -1,
-    for draws at sweeps first_sweep..; the first ``warmup`` draws go to the warm-up
-    groups (discard_tuned_samples=False)."""
-    chains, draws = x.shape[:2]
-    sweeps = np.broadcast_to(first_sweep + np.arange(draws), (chains, draws)).astype(np.int64)
-    tau = np.asarray(meeting)[:, None]
-    meet = np.where((tau >= 1) & (sweeps >= tau), tau, -1).astype(np.int64)
-    post = {"z": x.astype(np.int64)}
-    stats = {"coupled_labels": y.astype(np.int64), "sweep": sweeps, "meeting_sweep": meet,
-             "coupling_distance": (x != y).sum(axis=-1).astype(np.float64)}
-    stats.update(extra_stats or {})
-    stats = {k: v for k, v in stats.items() if k not in drop}
-
-    def cut(d, sl):
-        return {k: v[:, sl] for k, v in d.items()}
-
-    groups = {"posterior": cut(post, slice(warmup, None)),
-              "sample_stats": cut(stats, slice(warmup, None))}
-    if warmup:
-        groups["warmup_posterior"] = cut(post, slice(0, warmup))
-        groups["warmup_sample_stats"] = cut(stats, slice(0, warmup))
-    with warnings.catch_warnings():
-        # one chain per pair: often more chains than draws
-        warnings.filterwarnings("ignore", message="More chains|Found chain dimension")
-        if int(az.__version__.split(".")[0]) >= 1:
-            return az.from_dict(groups, save_warmup=bool(warmup))
-        return az.from_dict(**groups, save_warmup=bool(warmup))
 
 
 def direct_h_lm(hx, hy, tau, l, m):
