@@ -25,6 +25,7 @@ import xarray as xr
 from helpers import coupled_idata
 
 import pymc_partitions as pmp
+from pymc_partitions import compat
 from pymc_partitions.analysis.block_parameters import log_predictive_of_partition
 from pymc_partitions.distributions.collapsed import collapsed_normal
 from pymc_partitions.distributions.partition import crp as crp_op
@@ -451,3 +452,39 @@ def test_predictive_density_refuses_a_target_that_is_not_fixed():
         pmp.CollapsedNormal("y", partition=z, observed=data)
     with pytest.raises(NotImplementedError, match="predictive_log_weights"):
         pmp.unbiased.predictive_density(model, data[:2])
+
+
+# ---------------------------------------------------------------------- with pmp.CoupledGibbs
+@pytest.mark.skipif(not hasattr(pmp, "CoupledGibbs"),
+                    reason="pmp.CoupledGibbs is not on this branch yet (issue 12, the lead's step)")
+def test_estimate_from_coupled_gibbs_sampling():
+    """End to end: pm.sample with pmp.CoupledGibbs (one pair per chain), then
+    unbiased_estimate; per-pair values equal H_{l:m} recomputed from the trace by the
+    formula; tuning draws dropped are refused naming burn_in; kept ones are read."""
+    rng = np.random.default_rng(14)
+    data = np.concatenate([rng.normal(-2.5, 1, (3, 2)), rng.normal(2.5, 1, (3, 2))])
+    with pm.Model():
+        z = pmp.CRP("z", alpha=0.5, n=6)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=1.0, observed=data)
+        kwargs = {"chains": 4, "cores": 1, "random_seed": 5, "progressbar": False,
+                  "compute_convergence_checks": False}
+        idata = pm.sample(tune=0, draws=25, step=[pmp.CoupledGibbs([z])], **kwargs)
+        tuned = pm.sample(tune=5, draws=20, step=[pmp.CoupledGibbs([z])], **kwargs)
+        kept = pm.sample(tune=5, draws=20, step=[pmp.CoupledGibbs([z])],
+                         discard_tuned_samples=False, **kwargs)
+    h = pmp.unbiased.co_clustering(0, 1)
+    est = pmp.unbiased_estimate(idata, "z", h, burn_in=2, m=6)
+    assert est.n_pairs == 4 and est.n_censored == 0
+    x = compat.group_dataset(idata, "posterior")["z"].values
+    stats = compat.group_dataset(idata, "sample_stats")
+    y = stats["coupled_labels"].values
+    for c in range(4):
+        tau = int(stats["meeting_sweep"].values[c, -1])
+        hx = np.r_[np.nan, (x[c, :, 0] == x[c, :, 1]).astype(float)]   # sweep 0: not stored
+        hy = (y[c, :, 0] == y[c, :, 1]).astype(float)                   # Y_t at sweep t + 1
+        assert est.meeting_times[c] == tau
+        assert est.estimates[c] == pytest.approx(direct_h_lm(hx, hy, tau, 2, 6), abs=1e-12)
+    with pytest.raises(ValueError, match=r"'burn_in' = 2 .*start at sweep 6.*tune=0"):
+        pmp.unbiased_estimate(tuned, "z", h, burn_in=2, m=6)
+    both = pmp.unbiased_estimate(kept, "z", h, burn_in=2, m=6)
+    assert both.n_pairs == 4 and np.all(both.last_sweeps == 25)
