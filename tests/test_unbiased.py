@@ -281,6 +281,7 @@ def test_censored_pairs_are_reported_and_left_out():
     assert np.all(np.isnan(est.estimates[3:]))
     text = repr(est)
     assert "5 coupled pairs (2 censored)" in text and "left out" in text
+    assert "median 5, 90% > 20" in text                 # Kaplan-Meier, censoring included
     ds = est.to_dataset()
     assert isinstance(ds, xr.Dataset)
     assert ds["estimate"].dims == ("pair",) and list(ds["pair"].values) == [10, 11, 12, 13, 14]

@@ -103,11 +103,16 @@ class UnbiasedEstimate:
         owner = "UnbiasedEstimate"
         self.burn_in, self.m = check_window(burn_in, m, owner)
         self.trim, self.ci = check_trim_ci(trim, ci, owner)
-        pairs = list(pairs)
-        if not pairs or not all(isinstance(p, PairEstimate) for p in pairs):
+        if isinstance(pairs, PairEstimate):
+            pairs = [pairs]
+        pairs = list(pairs) if isinstance(pairs, list | tuple) or hasattr(pairs, "__next__") \
+            else [pairs]
+        wrong = [p for p in pairs if not isinstance(p, PairEstimate)]
+        if not pairs or wrong:
+            got = type(wrong[0]).__name__ if wrong else "nothing"
             raise TypeError(
                 f"{owner}: 'pairs' must be a non-empty sequence of PairEstimate (from "
-                f"pair_estimate); got {type(pairs[0]).__name__ if pairs else 'nothing'}."
+                f"pair_estimate); got {got}."
             )
         shapes = {np.shape(p.value) for p in pairs}
         if len(shapes) != 1:
@@ -215,8 +220,16 @@ class UnbiasedEstimate:
         ]
         met = self.meeting_times[self.meeting_times >= 1]
         if met.size:
-            q = np.quantile(met, [0.5, 0.9])
-            lines.append(f"  meeting time  median {q[0]:g}, 90% {q[1]:g}, max {met.max()}")
+            # Quantiles of tau from the Kaplan-Meier estimate (censoring included).
+            sf = self.survival().sf
+
+            def quantile(p):
+                reached = np.flatnonzero(sf.probabilities <= 1 - p + 1e-12)
+                return (f"{sf.quantiles[reached[0]]:g}" if reached.size
+                        else f"> {self.last_sweeps.max()}")
+
+            lines.append(f"  meeting time  median {quantile(0.5)}, 90% {quantile(0.9)}, "
+                         f"max observed {met.max()}")
         if self.n_censored:
             lines.append(f"  censored      {self.n_censored} pairs not met by their last sweep "
                          f"(left out; see .censored)")

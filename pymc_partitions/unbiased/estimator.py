@@ -177,9 +177,10 @@ def pair_estimates(hx, hy, meeting_times, burn_in, m, owner="pair_estimates"):
             p, j = (int(v[0]) for v in np.nonzero(differ))
             t_bad = int(after[j])
             raise ValueError(
-                f"{owner}: h(X_{t_bad}) != h(Y_{t_bad - 1}){who(p)} although the meeting time "
-                f"is {tau[p]} <= {t_bad}: after the meeting X_t = Y_(t-1). Check the meeting "
-                f"time and that hy[t] is h(Y_t) (Y one sweep behind X)."
+                f"{owner}: 'hx' and 'hy' disagree after the meeting{who(p)}: h(X_{t_bad}) != "
+                f"h(Y_{t_bad - 1}) although the meeting time is {tau[p]} <= {t_bad}, and X_t = "
+                f"Y_(t-1) from then on. Check the meeting time and that hy[t] is h(Y_t) (Y one "
+                f"sweep behind X)."
             )
     weights = np.minimum(1.0, (t - burn_in) / (m - burn_in + 1))
     diff = np.where(needed[:, :, None], x_corr - y_corr, 0.0)

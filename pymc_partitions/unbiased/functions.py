@@ -187,9 +187,10 @@ def _constant_values(model, exprs, what, owner):
     depends = [rv.name for rv in free if rv in needed]
     if depends:
         raise ValueError(
-            f"{owner}: {what} depend(s) on the free variable(s) {depends}; the unbiased "
-            f"estimator targets one fixed posterior over partitions, so the hyperparameters "
-            f"must be constants (numbers or pm.Data), as pmp.CoupledGibbs requires."
+            f"{owner}: in 'model', {what} depend(s) on the free variable(s) {depends}; the "
+            f"unbiased estimator targets one fixed posterior over partitions, so the "
+            f"hyperparameters must be constants (numbers or pm.Data), as pmp.CoupledGibbs "
+            f"requires."
         )
     # Evaluated once: the Python linker (FAST_COMPILE) avoids loading PyTensor's C
     # module cache (seconds, for a few numbers).
