@@ -393,6 +393,8 @@ def test_builtin_functions_of_a_partition():
     assert cc(np.array([0, 1, 0, 1, 0, 1, 0, 0, 0])) == 1.0
     with pytest.raises(ValueError, match="'b' = 7 is not an item"):
         cc.evaluate(labels[:, :5])
+    with pytest.raises(ValueError, match="canonical partition labels"):
+        pmp.unbiased.lcp([0, 5, 5])
     # A user's function wrapped with a vectorised form gives the same values.
     wrapped = PartitionFunction(lambda z: z.max(), batch=lambda zz: zz.max(axis=1))
     np.testing.assert_array_equal(wrapped.evaluate(labels),

@@ -136,6 +136,12 @@ def _block_sizes(labels):
     """Block sizes of each row of ``labels`` (S, n) with labels in [0, n): (S, n) int64
     (zero-padded; canonical labels put the K blocks first)."""
     s, n = labels.shape
+    if labels.size and (labels.min() < 0 or labels.max() >= n):
+        raise ValueError(
+            f"labels must be canonical partition labels in [0, n = {n}) (as a trace holds "
+            f"them; pmp.canonicalize converts others); got values in "
+            f"[{labels.min()}, {labels.max()}]."
+        )
     keys = (np.arange(s, dtype=np.int64)[:, None] * n + labels).reshape(-1)
     return np.bincount(keys, minlength=s * n).reshape(s, n)
 
