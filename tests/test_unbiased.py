@@ -266,6 +266,13 @@ def test_survival_is_kaplan_meier_with_censoring():
     s5, s8 = s3 * 2 / 3, s3 * 2 / 3 * 1 / 2
     expected = [1, 1, s2, s3, s3, s5, s5, s5, s8, s8, s8, s8]
     np.testing.assert_allclose(sf.evaluate(np.arange(12)), expected, rtol=1e-12)
+    # A pair stopped after meeting but before m: no estimate, but its tau is observed.
+    stopped = pairs[1:] + [PairEstimate.censored_at(2, meeting_time=2)]
+    with pytest.warns(CensoredPairsWarning, match="4 of 8"):
+        again = aggregate(stopped, 1, 2)
+    np.testing.assert_allclose(again.survival().sf.evaluate(np.arange(12)), expected,
+                               rtol=1e-12)
+    assert again.n_estimates == 4
 
 
 def test_censored_pairs_are_reported_and_left_out():

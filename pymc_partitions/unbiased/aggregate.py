@@ -164,14 +164,12 @@ class UnbiasedEstimate:
         at their last sweep: the ``scipy.stats.ecdf`` result of ``CensoredData`` (use
         ``.sf.evaluate(t)``, ``.sf.quantiles`` / ``.sf.probabilities``,
         ``.sf.confidence_interval()``, ``.sf.plot()``)."""
-        data = stats.CensoredData(uncensored=self.meeting_times[~self.censored & (
-            self.meeting_times >= 1)], right=self._censoring_times())
+        # A pair stopped after meeting but before m (PairEstimate.censored_at with its
+        # meeting time) has no estimate but an observed tau.
+        met = self.meeting_times >= 1
+        data = stats.CensoredData(uncensored=self.meeting_times[met],
+                                  right=self.last_sweeps[~met])
         return stats.ecdf(data)
-
-    def _censoring_times(self):
-        # Censored pairs that did meet (stopped early, before m) have an observed tau.
-        unmet = self.censored & (self.meeting_times < 1)
-        return self.last_sweeps[unmet]
 
     def to_dataset(self):
         """An ``xarray.Dataset``: per pair (dimension ``pair``) ``estimate``,
