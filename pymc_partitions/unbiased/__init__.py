@@ -4,7 +4,8 @@ Trippe & Broderick 2022).
 - :func:`unbiased_estimate` (also ``pmp.unbiased_estimate``): the estimate of E[h] from a
   ``pm.sample`` trace of ``pmp.CoupledGibbs`` (one PyMC chain per coupled pair);
 - array level, no PyMC (used by the estimator and by runners of many pairs):
-  :func:`pair_estimate` (H_{l:m} of one pair from its h values), :class:`PairEstimate`,
+  :func:`pair_estimate` (H_{l:m} of one pair from its h values; :func:`pair_estimates`
+  for a stack of pairs of one length), :class:`PairEstimate`,
   :func:`aggregate` -> :class:`UnbiasedEstimate` (means, trimmed mean, standard errors,
   interval, meeting times, Kaplan–Meier survival, an xarray view);
 - functions h of a partition: :data:`lcp`, :data:`n_blocks`, :func:`co_clustering`,
@@ -18,7 +19,7 @@ from pymc_partitions.unbiased.aggregate import (
     trimmed_mean,
     trimmed_std_error,
 )
-from pymc_partitions.unbiased.estimator import PairEstimate, pair_estimate
+from pymc_partitions.unbiased.estimator import PairEstimate, pair_estimate, pair_estimates
 from pymc_partitions.unbiased.functions import (
     PartitionFunction,
     co_clustering,
@@ -40,6 +41,7 @@ __all__ = [
     "lcp",
     "n_blocks",
     "pair_estimate",
+    "pair_estimates",
     "predictive_density",
     "trimmed_mean",
     "trimmed_std_error",
