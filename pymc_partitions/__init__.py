@@ -12,10 +12,11 @@ Layers: :mod:`.distributions` (partition priors, collapsed likelihoods) →
 :mod:`.step_methods` (PyMC steps) → :mod:`.kernels` (numba); beside them
 :mod:`.analysis` (distances, similarity, point estimates, credible balls, block
 parameters, leave-one-out log-likelihoods), :mod:`.plots`, :mod:`.datasets`, and
-:mod:`.partitions` (plain-numpy partition utilities).
+:mod:`.partitions` (plain-numpy partition utilities), :mod:`.unbiased` (unbiased
+estimates from coupled chains: ``pmp.unbiased_estimate``, built-in functions h).
 """
 
-from pymc_partitions import compat, datasets, plots
+from pymc_partitions import compat, datasets, plots, unbiased
 from pymc_partitions.analysis import (
     CredibleBall,
     PointEstimate,
@@ -62,6 +63,7 @@ from pymc_partitions.step_methods import (
     PartitionModelError,
     SplitMerge,
 )
+from pymc_partitions.unbiased import UnbiasedEstimate, unbiased_estimate
 
 __version__ = "0.1.0"
 
@@ -111,10 +113,14 @@ __all__ = [
     "sample_block_parameters",
     "similarity_matrix",
     "variation_of_information",
+    # unbiased estimation with coupled chains (built-in h's: pmp.unbiased.lcp, ...)
+    "UnbiasedEstimate",
+    "unbiased_estimate",
     # modules and utilities
     "canonicalize",
     "datasets",
     "partition_summaries",
     "plots",
     "set_partitions",
+    "unbiased",
 ]

@@ -32,6 +32,7 @@ appended to it as a JSON line (``python tests/exact_table.py FILE`` tabulates).
 import itertools
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -475,6 +476,43 @@ def two_groups(n, d, seed, spread=2.0):
     rng = np.random.default_rng(seed)
     centres = rng.normal(0, spread, size=(2, d))
     return centres[rng.integers(0, 2, n)] + rng.normal(0, 1, size=(n, d))
+
+
+
+# ----------------------------------------------------------------------------------
+# Coupled-chain traces
+# ----------------------------------------------------------------------------------
+
+
+def coupled_idata(x, y, meeting, first_sweep=1, warmup=0, extra_stats=None, drop=()):
+    """A trace shaped like pmp.CoupledGibbs output: posterior z = X_t, sample_stats
+    coupled_labels = Y_(t-1), sweep = t, meeting_sweep = tau once t >= tau else -1,
+    for draws at sweeps first_sweep..; the first ``warmup`` draws go to the warm-up
+    groups (discard_tuned_samples=False)."""
+    chains, draws = x.shape[:2]
+    sweeps = np.broadcast_to(first_sweep + np.arange(draws), (chains, draws)).astype(np.int64)
+    tau = np.asarray(meeting)[:, None]
+    meet = np.where((tau >= 1) & (sweeps >= tau), tau, -1).astype(np.int64)
+    post = {"z": x.astype(np.int64)}
+    stats = {"coupled_labels": y.astype(np.int64), "sweep": sweeps, "meeting_sweep": meet,
+             "coupling_distance": (x != y).sum(axis=-1).astype(np.float64)}
+    stats.update(extra_stats or {})
+    stats = {k: v for k, v in stats.items() if k not in drop}
+
+    def cut(d, sl):
+        return {k: v[:, sl] for k, v in d.items()}
+
+    groups = {"posterior": cut(post, slice(warmup, None)),
+              "sample_stats": cut(stats, slice(warmup, None))}
+    if warmup:
+        groups["warmup_posterior"] = cut(post, slice(0, warmup))
+        groups["warmup_sample_stats"] = cut(stats, slice(0, warmup))
+    with warnings.catch_warnings():
+        # one chain per pair: often more chains than draws
+        warnings.filterwarnings("ignore", message="More chains|Found chain dimension")
+        if int(az.__version__.split(".")[0]) >= 1:
+            return az.from_dict(groups, save_warmup=bool(warmup))
+        return az.from_dict(**groups, save_warmup=bool(warmup))
 
 
 __all__ = ["pmp"]

@@ -22,6 +22,7 @@ import numpy as np
 import pymc as pm
 import pytest
 import xarray as xr
+from helpers import coupled_idata
 
 import pymc_partitions as pmp
 from pymc_partitions import compat
@@ -573,6 +574,124 @@ for label, value, error in [("unknown", "nope", VE), ("number", 3, TE)]:
          lambda v=value: BP["posterior_predictive_density"](var_name=v), error, "var_name")
 
 
+# ---------------------------------------------------------------------- unbiased estimation
+def coupled_trace(first_sweep=1):
+    """Two pairs (chains) of a CoupledGibbs-shaped trace, sweeps first_sweep..+7, met
+    at their third sweep."""
+    rng = np.random.default_rng(0)
+    x = pmp.canonicalize(rng.integers(0, 2, size=(2, 8, N)))
+    y = x.copy()
+    y[:, :2] = pmp.canonicalize(rng.integers(0, 2, size=(2, 2, N)))
+    return coupled_idata(x, y, [first_sweep + 2] * 2, first_sweep=first_sweep)
+
+
+COUPLED = coupled_trace()
+LATE = coupled_trace(first_sweep=5)  # PyMC dropped 4 tuning draws
+
+
+def unbiased_call(**k):
+    return pmp.unbiased_estimate(k.pop("idata", COUPLED), k.pop("var_name", "z"),
+                                 k.pop("h", pmp.unbiased.lcp), k.pop("burn_in", 1),
+                                 k.pop("m", 4), **k)
+
+
+for label, value, error in COUNT_BAD + [("after-first-sweep", 1, VE)]:
+    kwargs = {"idata": LATE, "m": 6} if label == "after-first-sweep" else {}
+    case("unbiased_estimate.burn_in", label,
+         lambda v=value, k=kwargs: unbiased_call(burn_in=v, **k), error, "burn_in")
+for label, value, error in [o for o in COUNT_BAD if o[0] != "negative"] + [
+    ("below-burn_in", 2, VE), ("beyond-the-trace", 9, VE), ("negative", -1, VE),
+]:
+    kwargs = {"burn_in": 3} if label == "below-burn_in" else {}
+    case("unbiased_estimate.m", label, lambda v=value, k=kwargs: unbiased_call(m=v, **k), error,
+         "m")
+for label, value, error in NUMBER_BAD + [("negative", -0.1, VE), ("half", 0.5, VE),
+                                         ("one", 1.0, VE)]:
+    case("unbiased_estimate.trim", label, lambda v=value: unbiased_call(trim=v), error, "trim")
+for label, value, error in NUMBER_BAD + [("zero", 0.0, VE), ("one", 1.0, VE),
+                                         ("percent", 95, VE)]:
+    case("unbiased_estimate.ci", label, lambda v=value: unbiased_call(ci=v), error, "ci")
+for label, value, error in [("missing", "nope", VE), ("number", 3, TE)]:
+    case("unbiased_estimate.var_name", label, lambda v=value: unbiased_call(var_name=v), error,
+         "var_name")
+for label, value, error in [
+    ("None", None, TE), ("number", 3, TE), ("name", "lcp", TE),
+    ("varying-shape", lambda z: np.zeros(z.max() + 1), VE),
+    ("str-values", lambda z: "big", TE), ("nan", lambda z: np.nan, VE),
+]:
+    case("unbiased_estimate.h", label, lambda v=value: unbiased_call(h=v), error, "h")
+for label, value, error in [("array", DRAWS[None], TE), ("None", None, TE),
+                            ("Dataset", DATASET, TE), ("not-coupled", TRACE, VE)]:
+    case("unbiased_estimate.idata", label,
+         lambda v=value: unbiased_call(idata=v), error, "idata")
+for arg in ("a", "b"):
+    for label, value, error in [("negative", -1, VE), ("fraction", 0.5, VE), ("None", None, TE),
+                                ("bool", True, TE), ("str", "0", TE)]:
+        other = {"a": 1, "b": 2}
+        other[arg] = value
+        case(f"co_clustering.{arg}", label, lambda k=other: pmp.unbiased.co_clustering(**k),
+             error, arg)
+case("co_clustering.b", "beyond-n",
+     lambda: pmp.unbiased.co_clustering(0, N).evaluate(LABELS[None]), VE, "b")
+case("co_clustering.a", "same-item", lambda: pmp.unbiased.co_clustering(2, 2), VE, "'a' and 'b'")
+
+
+def _const_model():
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=N, summaries=False)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=1.0, sigma=1.0, observed=REAL)
+    return model
+
+
+CONST_MODEL = _const_model()
+PD = lambda **k: pmp.unbiased.predictive_density(
+    k.pop("model", CONST_MODEL), k.pop("x_new", REAL[:1]), **k)
+for label, value, error in [("None-outside-context", None, TE), ("str", "model", TE),
+                            ("free-hyperparameter", MODEL, VE)]:
+    case("predictive_density.model", label, lambda v=value: PD(model=v), error, "model")
+for label, value, error in [
+    ("nan", [[np.nan, 0.0]], VE), ("wrong-shape", np.ones((2, 3)), VE), ("None", None, TE),
+    ("str", [["a", "b"]], TE), ("Dataset", DATASET, TE),
+]:
+    case("predictive_density.x_new", label, lambda v=value: PD(x_new=v), error, "x_new")
+for label, value, error in [("unknown", "nope", VE), ("number", 3, TE)]:
+    case("predictive_density.var_name", label, lambda v=value: PD(var_name=v), error,
+         "var_name")
+
+HX, HY = np.arange(9.0), np.r_[np.arange(1.0, 9.0)]  # met at sweep 1: h(Y_(t-1)) = h(X_t)
+PE = lambda **k: pmp.unbiased.pair_estimate(
+    k.pop("hx", HX), k.pop("hy", HY), k.pop("meeting_time", 1), k.pop("burn_in", 1),
+    k.pop("m", 4))
+for arg, values in [
+    ("hx", [("str", "abc", TE), ("None", None, TE), ("scalar", 3.0, TE)]),
+    ("hy", [("wrong-shape", np.zeros((8, 2)), VE), ("None", None, TE), ("unfaithful",
+                                                                        HY[::-1], VE)]),
+    ("meeting_time", [("zero", 0, VE), ("fraction", 2.5, TE), ("bool", True, TE),
+                      ("str", "3", TE), ("list", [3], TE), ("beyond-hx", 11, VE)]),
+    ("burn_in", [("negative", -1, VE), ("None", None, TE), ("fraction", 0.5, VE)]),
+    ("m", [("beyond-hx", 9, VE), ("below-burn_in", 0, VE), ("str", "4", TE)]),
+]:
+    for label, value, error in values:
+        case(f"pair_estimate.{arg}", label, lambda a=arg, v=value: PE(**{a: v}), error, arg)
+
+PAIRS = [pmp.unbiased.PairEstimate(np.array(0.5), 3, 8, False)] * 3
+for label, value, error in [("empty", [], TE), ("numbers", [1.0, 2.0], TE), ("None", None, TE)]:
+    case("aggregate.pairs", label, lambda v=value: pmp.unbiased.aggregate(v, 1, 4), error,
+         "pairs")
+for arg, values in [("trim", [("half", 0.5, VE), ("str", "1%", TE)]),
+                    ("ci", [("one", 1.0, VE), ("None", None, TE)]),
+                    ("burn_in", [("negative", -1, VE)]), ("m", [("below-burn_in", 0, VE)])]:
+    for label, value, error in values:
+        kwargs = {"burn_in": 1, "m": 4, arg: value}
+        case(f"aggregate.{arg}", label,
+             lambda k=kwargs: pmp.unbiased.aggregate(PAIRS, **k), error, arg)
+for label, kwargs in [("fn-number", {"fn": 3}), ("batch-str", {"batch": "fast"}),
+                      ("neither", {})]:
+    arg = "batch" if "batch" in kwargs else "fn"
+    case("PartitionFunction.fn", label,
+         lambda k=kwargs: pmp.unbiased.PartitionFunction(**k), TE, arg)
+
+
 # ---------------------------------------------------------------------- data generators
 D = pmp.datasets
 GENERATORS = [
@@ -646,6 +765,8 @@ def test_the_table_covers_every_public_constructor_and_step():
         "point_estimate", "dahl_estimate", "expected_loss", "credible_ball",
         "similarity_matrix", "add_partition_statistics", "sample_block_parameters",
         "posterior_predictive_density", "canonicalize", "set_partitions",
+        "unbiased_estimate", "co_clustering", "predictive_density", "pair_estimate",
+        "aggregate", "PartitionFunction",
         *[f.__name__ for f in DISTANCES],
     ]
     missing = [name for name in public if f"{name}." not in ids]

@@ -300,6 +300,19 @@ def _new_rows(x_new, data, owner):
     return x
 
 
+def log_predictive_of_partition(op, prior_op, labels, data, x, prior_values, hypers):
+    """log p(x | partition, data) for each new row of ``x``, shape (r,): the blocks'
+    posterior predictives (``op.block_log_predictive``) and the new-block prior
+    predictive, weighted by the prior's prediction rule
+    (``prior_op.predictive_log_weights``; App. M eq. 17). ``labels`` (n,) label
+    the rows of ``data``; ``prior_values``, ``hypers``: hyperparameter values."""
+    members, sizes = _blocks(labels)
+    log_w = prior_op.predictive_log_weights(prior_values, sizes)
+    terms = [op.block_log_predictive(x, data[idx], hypers) for idx in members]
+    terms.append(op.block_log_predictive(x, data[:0], hypers))
+    return logsumexp(np.stack(terms) + log_w[:, None], axis=0)
+
+
 def posterior_predictive_density(idata, model, x_new, var_name=None, combine=True):
     """Log posterior predictive density of new observations (Nguyen et al. 2022, App. M).
 
@@ -365,15 +378,17 @@ def posterior_predictive_density(idata, model, x_new, var_name=None, combine=Tru
         for d in range(n_draw):
             values = reader(c, d)
             prior_values, hypers = values[:n_prior], values[n_prior:]
-            members, sizes = _blocks(labels[c, d])
-            log_w = prior_op.predictive_log_weights(prior_values, sizes)
-            terms = [op.block_log_predictive(x, data[idx], hypers) for idx in members]
-            terms.append(op.block_log_predictive(x, data[:0], hypers))
-            out[c, d] = logsumexp(np.stack(terms) + log_w[:, None], axis=0)
+            out[c, d] = log_predictive_of_partition(op, prior_op, labels[c, d], data, x,
+                                                    prior_values, hypers)
     if not combine:
         return out
     flat = out.reshape(-1, x.shape[0])
     return logsumexp(flat, axis=0) - np.log(flat.shape[0])
 
 
-__all__ = ["draw_block_parameters", "posterior_predictive_density", "sample_block_parameters"]
+__all__ = [
+    "draw_block_parameters",
+    "log_predictive_of_partition",
+    "posterior_predictive_density",
+    "sample_block_parameters",
+]
