@@ -224,9 +224,9 @@ def exact_expectation(exact, h):
 
 
 def pair_estimates(model, coupling, metric, n_pairs, burn_in, m, hs, seed):
-    """H_{l:m} of each h for ``n_pairs`` pairs started at one block, beside the plain
-    single-chain average of h over sweeps l..m of X. Lag 1 (Jacob et al. 2020, eq. 2):
-    H = mean_{t=l..m} h(X_t) + sum_{t=l+1}^{tau-1} min(1, (t-l)/(m-l+1)) (h(X_t) - h(Y_{t-1}))."""
+    """H_{l:m} of each h (``pmp.unbiased.pair_estimate``, lag 1) for ``n_pairs`` pairs
+    started at one block, beside the plain single-chain average of h over sweeps l..m
+    of X."""
     target = PartitionTarget(model, model.rvs_to_values[model["z"]], "test")
     values, prior, per_lik = target.params(model.initial_point())
     n = target.n
@@ -238,21 +238,18 @@ def pair_estimates(model, coupling, metric, n_pairs, burn_in, m, hs, seed):
         pair = CoupledPair(target, values, prior, per_lik, coupling=coupling, metric=metric,
                            stream=new_stream(child))
         pair.start(np.zeros(n, np.int64), np.zeros(n, np.int64))
-        hx, hy = {}, {}
+        hx, hy = [np.full(len(hs), np.nan)], []  # h(X_0) is not needed (l >= 1)
         while True:
             x, y, _ = pair.summaries()
-            hx[pair.t] = np.array([h(x) for h in hs])
-            hy[pair.t - 1] = np.array([h(y) for h in hs])
+            hx.append([h(x) for h in hs])  # X_t
+            hy.append([h(y) for h in hs])  # Y_{t-1}
             if pair.met and pair.t >= m:
                 break
             pair.advance()
-        tau = pair.tau
-        mcmc = np.mean([hx[t] for t in range(burn_in, m + 1)], axis=0)
-        correction = sum(min(1.0, (t - burn_in) / (m - burn_in + 1)) * (hx[t] - hy[t - 1])
-                         for t in range(burn_in + 1, tau))
-        est[r] = mcmc + correction
-        plain[r] = mcmc
-        taus[r] = tau
+        hx, hy = np.array(hx), np.array(hy)
+        est[r] = pmp.unbiased.pair_estimate(hx, hy, pair.tau, burn_in, m).value
+        plain[r] = hx[burn_in : m + 1].mean(axis=0)
+        taus[r] = pair.tau
     return est, plain, taus
 
 
