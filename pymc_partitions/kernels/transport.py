@@ -87,7 +87,11 @@ class TransportWorkspace(NamedTuple):
     float64: the cells of positive reward in row-major order and the optimal plan's
     mass on each; ``res_p`` (max_rows,), ``res_q`` (max_cols,) float64: the mass
     of each option the plan leaves unmatched; ``comp``, ``local``
-    (max_rows + max_cols,) int64 and ``order``, ``start`` (E + 1,) int64: components.
+    (max_rows + max_cols,), ``count`` (max_rows + max_cols + 1,), ``edge_comp``,
+    ``order`` (E,) int64: the connected components and their edges.
+
+    ``pot_above`` (1,) int64: problems with more cells (rows x columns, slacks
+    included) go to POT's ``ot.emd`` (:func:`new_workspace`).
     """
 
     src: np.ndarray
@@ -112,11 +116,13 @@ class TransportWorkspace(NamedTuple):
     res_q: np.ndarray
     comp: np.ndarray
     local: np.ndarray
+    count: np.ndarray
+    edge_comp: np.ndarray
     order: np.ndarray
-    start: np.ndarray
+    pot_above: np.ndarray
 
 
-def new_workspace(max_rows, max_cols, max_edges=None):
+def new_workspace(max_rows, max_cols, max_edges=None, pot_above=None):
     """Scratch for problems with up to ``max_rows`` x ``max_cols`` options.
 
     max_edges : the most cells of positive reward a structured problem
@@ -126,6 +132,10 @@ def new_workspace(max_rows, max_cols, max_edges=None):
         is O(n + max_rows + max_cols) instead of O(max_rows * max_cols). A dense
         :func:`emd` needs ``m1 * m2 <= max_edges + max_rows + max_cols + 1``
         (its cells are arcs too).
+    pot_above : problems with more cells than this are solved by POT's ``ot.emd``
+        (called through numba's ``objmode``); default :data:`POT_FALLBACK_CELLS`,
+        the measured crossover. 0 sends every problem to POT (tests), a huge value
+        none.
     """
     for name, value in (("max_rows", max_rows), ("max_cols", max_cols)):
         if int(value) != value or value < 1:
@@ -136,6 +146,10 @@ def new_workspace(max_rows, max_cols, max_edges=None):
     if int(max_edges) != max_edges or max_edges < 1:
         raise ValueError(f"'max_edges' must be a positive integer; got {max_edges!r}.")
     max_edges = int(max_edges)
+    if pot_above is None:
+        pot_above = POT_FALLBACK_CELLS
+    if int(pot_above) != pot_above or pot_above < 0:
+        raise ValueError(f"'pot_above' must be a non-negative integer; got {pot_above!r}.")
     nodes = max_rows + max_cols + 3  # rows, columns, two slacks, the root
     arcs = max_edges + max_rows + max_cols + 1 + nodes
     both = max_rows + max_cols
@@ -162,8 +176,10 @@ def new_workspace(max_rows, max_cols, max_edges=None):
         res_q=np.zeros(max_cols),
         comp=np.zeros(both, dtype=np.int64),
         local=np.zeros(both, dtype=np.int64),
-        order=np.zeros(max_edges + 1, dtype=np.int64),
-        start=np.zeros(max_edges + 1, dtype=np.int64),
+        count=np.zeros(both + 1, dtype=np.int64),
+        edge_comp=np.zeros(max_edges, dtype=np.int64),
+        order=np.zeros(max_edges, dtype=np.int64),
+        pot_above=np.array([min(int(pot_above), 2**62)], dtype=np.int64),
     )
 
 
@@ -201,6 +217,48 @@ def _potentials(n, ws):
             mark[x] = stamp
 
 
+def _pot_solve(n_rows, n_cols, n_arcs, src, dst, cost, supply, flow):
+    """The problem of :func:`_network_simplex` solved by POT's ``ot.emd``; returns
+    a status. Cells without an arc get a cost above that of any path of real arcs
+    (the bound of the artificial arcs), so they carry no flow when the problem is
+    feasible; flow left on one means it is not. Runs in Python: called from
+    compiled code through ``objmode`` (the kernel allocates nothing, Python does).
+    """
+    import ot
+
+    n = n_rows + n_cols
+    tails = src[:n_arcs]
+    heads = dst[:n_arcs] - n_rows
+    costs = cost[:n_arcs]
+    low, high = (float(costs.min()), float(costs.max())) if n_arcs else (0.0, 0.0)
+    # Costs shifted to be >= 0 (the same constant on every cell: same optimal
+    # plans): POT 0.9.7 reports a feasible problem with all costs negative as
+    # infeasible and returns a zero plan.
+    dense = np.full((n_rows, n_cols), (high - low + 1.0) * (n + 1))
+    dense[tails, heads] = costs - low
+    a = np.maximum(supply[:n_rows], 0.0)
+    b = np.maximum(-supply[n_rows:n], 0.0)
+    try:
+        plan, log = ot.emd(a, b, dense, numItermax=10_000_000, log=True)
+    except Exception:  # noqa: BLE001 - any failure is reported as a status
+        return INFEASIBLE
+    if log.get("result_code", 1) != 1:  # POT's code for an optimal solution
+        return MAX_PIVOTS if log.get("result_code") == 3 else INFEASIBLE
+    flow[:n_arcs] = plan[tails, heads]
+    if flow[:n_arcs].sum() < plan.sum() * (1.0 - 1e-9):
+        return INFEASIBLE
+    return OPTIMAL
+
+
+@njit(cache=True, _nrt=False)
+def _pot_call(n_rows, n_cols, n_arcs, src, dst, cost, supply, flow):
+    """:func:`_pot_solve` from compiled code. A separate compiled function, not a
+    primitive: numba cannot inline a function with an ``objmode`` block."""
+    with objmode(status="int64"):
+        status = _pot_solve(n_rows, n_cols, n_arcs, src, dst, cost, supply, flow)
+    return status
+
+
 @primitive
 def _network_simplex(n_rows, n_cols, n_arcs, ws):
     """Min-cost flow on arcs ``ws.src[e] -> ws.dst[e]`` (e < n_arcs, rows are
@@ -217,6 +275,8 @@ def _network_simplex(n_rows, n_cols, n_arcs, ws):
     problem is feasible; artificial arcs never re-enter the basis.
     """
     n = n_rows + n_cols
+    if n_rows * n_cols > ws.pot_above[0]:
+        return _pot_call(n_rows, n_cols, n_arcs, ws.src, ws.dst, ws.cost, ws.supply, ws.flow)
     src, dst, cost, flow, tree = ws.src, ws.dst, ws.cost, ws.flow, ws.tree
     supply, parent, pred, up, pi, mark = ws.supply, ws.parent, ws.pred, ws.up, ws.pi, ws.mark
     c_min = np.inf
@@ -396,38 +456,13 @@ def _network_simplex(n_rows, n_cols, n_arcs, ws):
 # ---------------------------------------------------------------------------------
 
 
-def _pot_emd(a, b, cost, plan):
-    """POT's exact solver on a dense problem; writes the plan, returns its cost
-    (NaN if POT does not report an optimal solution). Called from numba through
-    ``objmode``: the kernel allocates nothing, Python does."""
-    import ot
-
-    try:
-        g, log = ot.emd(a, b, cost, numItermax=10_000_000, log=True)
-    except Exception:  # noqa: BLE001 - reported to the kernel as NaN
-        return np.nan
-    if log.get("result_code", 1) != 1:  # POT's code for an optimal solution
-        return np.nan
-    plan[:, :] = g
-    return float(np.sum(g * cost))
-
-
-@njit(cache=True, _nrt=False)
-def _emd_pot_call(a, b, cost, plan):
-    """A compiled function (not inlined: ``objmode`` cannot be inlined) that calls
-    :func:`_pot_emd` under the GIL."""
-    with objmode(value="float64"):
-        value = _pot_emd(a, b, cost, plan)
-    return value
-
-
 @primitive
 def emd(a, m1, b, m2, cost, plan, ws):
     """Exact optimal transport between ``a[:m1]`` and ``b[:m2]`` for ``cost``.
 
     Solves min <C, P> over P >= 0 with P 1 = a, P^T 1 = b (the linear program of
     POT's ``ot.emd``; Nguyen et al. 2022, eq. 4) by the network simplex of this
-    module, or by POT above :data:`POT_FALLBACK_CELLS` cells.
+    module, or by POT above ``ws.pot_above`` cells (:func:`new_workspace`).
 
     Parameters
     ----------
@@ -461,8 +496,6 @@ def emd(a, m1, b, m2, cost, plan, ws):
     if n_rows == 0 or n_cols == 0:
         return 0.0 if n_rows == n_cols else np.nan
     n_arcs = n_rows * n_cols
-    if n_arcs > POT_FALLBACK_CELLS:
-        return _emd_pot_call(a[:m1], b[:m2], cost[:m1, :m2], plan[:m1, :m2])
     if n_arcs + n_rows + n_cols > ws.src.shape[0]:
         return np.nan
     for r in range(n_rows):
@@ -523,3 +556,251 @@ def solve_transport(a, b, cost, ws=None):
     if not np.isfinite(value):
         raise RuntimeError("the transport solver did not reach an optimal plan.")
     return plan, value
+
+
+# ---------------------------------------------------------------------------------
+# The structured problem of a coupled Gibbs step
+# ---------------------------------------------------------------------------------
+
+
+@primitive
+def overlap_reward(count, metric):
+    r"""The reward w(n) >= 0 of putting the left-out item into X's block a and Y's
+    block b whose intersection (before adding the item) has ``count`` = n items;
+    w(0) = 0 and w(n) > 0 for n >= 1.
+
+    A coupled step's cost (Nguyen et al. 2022, App. D, eq. 10) is, up to a constant,
+    C[a, b] = r_a + s_b - w(n_ab):
+
+    - ``HAMMING`` (eq. 5): C = 2 |A_a| + 2 |B_b| - 4 n_ab, so w(n) = 4 n;
+    - ``VI`` (App. I; Meila 2007, eq. 16): with g(x) = x log x, N VI changes by
+      [g(|A_a| + 1) - g(|A_a|)] + [g(|B_b| + 1) - g(|B_b|)] - 2 [g(n + 1) - g(n)],
+      so w(n) = 2 [g(n + 1) - g(n)]. The factor 1/N is dropped: a positive scale
+      leaves the optimal plans unchanged.
+    """
+    if metric == HAMMING:
+        return 4.0 * count
+    return 2.0 * (xlogx(count + 1.0) - xlogx(1.0 * count))
+
+
+@primitive
+def _find(comp, v):
+    """Root of v's set in the union-find forest ``comp`` (path halving)."""
+    while comp[v] != v:
+        comp[v] = comp[comp[v]]
+        v = comp[v]
+    return v
+
+
+@primitive
+def _solve_component(p, q, m1, t0, t1, ws):
+    """Solve the relaxed problem on the component whose edges are
+    ``ws.order[t0:t1]`` (two or more): max sum w P over P >= 0 with row sums <= p
+    and column sums <= q, as a balanced transport problem with a slack row (supply
+    = the component's column mass) and a slack column (demand = its row mass); an
+    edge costs -w, every slack cell 0. Writes ``ws.edge_mass``; returns a status."""
+    order, erow, ecol = ws.order, ws.edge_row, ws.edge_col
+    local, rows, cols = ws.local, ws.row_map, ws.col_map
+    n_rows = 0
+    n_cols = 0
+    for t in range(t0, t1):
+        a = erow[order[t]]
+        b = ecol[order[t]]
+        if local[a] < 0:
+            local[a] = n_rows
+            rows[n_rows] = a
+            n_rows += 1
+        if local[m1 + b] < 0:
+            local[m1 + b] = n_cols
+            cols[n_cols] = b
+            n_cols += 1
+    # Nodes: real rows 0..R-1, slack row R, real columns R+1..R+C, slack column.
+    big_r = n_rows + 1
+    slack_col = big_r + n_cols
+    src, dst, cost, supply = ws.src, ws.dst, ws.cost, ws.supply
+    row_mass = 0.0
+    col_mass = 0.0
+    for r in range(n_rows):
+        supply[r] = p[rows[r]]
+        row_mass += p[rows[r]]
+    for c in range(n_cols):
+        supply[big_r + c] = -q[cols[c]]
+        col_mass += q[cols[c]]
+    supply[n_rows] = col_mass
+    supply[slack_col] = -row_mass
+    k = 0
+    for t in range(t0, t1):
+        e = order[t]
+        src[k] = local[erow[e]]
+        dst[k] = big_r + local[m1 + ecol[e]]
+        cost[k] = -ws.edge_reward[e]
+        k += 1
+    for r in range(n_rows):
+        src[k] = r
+        dst[k] = slack_col
+        cost[k] = 0.0
+        k += 1
+    for c in range(n_cols):
+        src[k] = n_rows
+        dst[k] = big_r + c
+        cost[k] = 0.0
+        k += 1
+    src[k] = n_rows
+    dst[k] = slack_col
+    cost[k] = 0.0
+    k += 1
+    status = _network_simplex(big_r, n_cols + 1, k, ws)
+    for t in range(t0, t1):
+        e = order[t]
+        ws.edge_mass[e] = ws.flow[t - t0]
+        local[erow[e]] = -1
+        local[m1 + ecol[e]] = -1
+    return status
+
+
+@primitive
+def overlap_plan(p, m1, q, m2, overlap, metric, ws):
+    r"""Optimal coupling of one coupled Gibbs step from the intersection counts.
+
+    Nguyen et al. (2022), Sec. 3.2, eq. (4), with the cost of App. D (Prop. 1):
+    for the left-out item, X's options are its blocks a < m1 - 1 and a new block
+    (a = m1 - 1), with probabilities ``p[:m1]``; likewise Y's with ``q[:m2]``.
+    Putting the item into (a, b) costs C[a, b] = r_a + s_b - w[a, b] with
+    w[a, b] = :func:`overlap_reward` (n_ab, metric) >= 0, n_ab = ``overlap[a, b]``
+    the size of the intersection of X's block a and Y's block b without the item
+    (n = 0 when either option is the new block).
+
+    Reduction (proof). (i) Every coupling P has marginals p and q, so
+    sum (r_a + s_b) P_ab = sum r_a p_a + sum s_b q_b is the same for all of them:
+    minimising the cost is maximising V(P) = sum w_ab P_ab. (ii) Relax to
+    sub-couplings (P >= 0, row sums <= p, column sums <= q). A sub-coupling Q
+    completes to a coupling P = Q + p' q'^T / |p'| with the residuals p' = p - Q 1,
+    q' = q - Q^T 1 (equal totals |p'| = |q'| = 1 - sum Q), and V(P) >= V(Q)
+    because w >= 0; couplings are sub-couplings; so a best sub-coupling, completed,
+    is an optimal coupling. (iii) Cells of zero reward add nothing: a best
+    sub-coupling may be zero outside the positive-reward cells (edges), and edges
+    in different connected components of the bipartite graph they form share no row
+    or column, so the relaxed problem splits into one problem per component.
+    (iv) A component with one edge (a, b): P_ab = min(p_a, q_b). A larger
+    component is a transport problem with a slack row and column, solved exactly
+    by the network simplex (or POT above ``ws.pot_above`` cells).
+
+    Faithfulness: if X and Y (item left out) are the same partition and p, q agree
+    on matching blocks, every component is one edge with p_a = q_b, so all the mass
+    is matched and the residual is the new-block pair only.
+
+    Parameters
+    ----------
+    p : (>= m1,) float64, q : (>= m2,) float64: probabilities (each sums to 1).
+    overlap : (>= m1 - 1, >= m2 - 1) int32 or int64 intersection counts; the last
+        row and column (new blocks) are never read.
+    metric : ``HAMMING`` or ``VI``.
+    ws : :class:`TransportWorkspace` with ``max_rows >= m1``, ``max_cols >= m2``
+        and ``max_edges`` >= the number of non-empty intersections.
+
+    Returns the number of edges E (>= 0): ``ws.edge_row[:E]``, ``ws.edge_col[:E]``
+    (row-major order), ``ws.edge_mass[:E]`` is the matched part Q and
+    ``ws.res_p[:m1]``, ``ws.res_q[:m2]`` the residuals; the plan is
+    Q + res_p res_q^T / max(|res_p|, |res_q|) (:func:`completed_plan`). Returns -1
+    if the problem exceeds the workspace or a solve fails.
+    """
+    max_rows = ws.res_p.shape[0]
+    max_cols = ws.res_q.shape[0]
+    max_edges = ws.edge_row.shape[0]
+    if m1 < 1 or m2 < 1 or m1 > max_rows or m2 > max_cols:
+        return -1
+    comp, local, count = ws.comp, ws.local, ws.count
+    erow, ecol, ecomp, order = ws.edge_row, ws.edge_col, ws.edge_comp, ws.order
+    for v in range(m1 + m2):
+        comp[v] = v
+        local[v] = -1
+    # 1. Edges: cells of positive reward that can carry mass.
+    n_edges = 0
+    for a in range(m1 - 1):
+        if not p[a] > 0.0:
+            continue
+        for b in range(m2 - 1):
+            if overlap[a, b] > 0 and q[b] > 0.0:
+                if n_edges == max_edges:
+                    return -1
+                erow[n_edges] = a
+                ecol[n_edges] = b
+                ws.edge_reward[n_edges] = overlap_reward(overlap[a, b], metric)
+                n_edges += 1
+                ra = _find(comp, a)
+                rb = _find(comp, m1 + b)
+                if ra != rb:
+                    if ra < rb:
+                        comp[rb] = ra
+                    else:
+                        comp[ra] = rb
+    # 2. Edges grouped by component (counting sort on the root).
+    for v in range(m1 + m2 + 1):
+        count[v] = 0
+    for t in range(n_edges):
+        r = _find(comp, erow[t])
+        ecomp[t] = r
+        count[r + 1] += 1
+    for v in range(m1 + m2):
+        count[v + 1] += count[v]
+    for t in range(n_edges):
+        r = ecomp[t]
+        order[count[r]] = t
+        count[r] += 1
+    # 3. Each component: closed form for one edge, else the exact solver.
+    t0 = 0
+    while t0 < n_edges:
+        r = ecomp[order[t0]]
+        t1 = t0 + 1
+        while t1 < n_edges and ecomp[order[t1]] == r:
+            t1 += 1
+        if t1 == t0 + 1:
+            e = order[t0]
+            ws.edge_mass[e] = min(p[erow[e]], q[ecol[e]])
+        elif _solve_component(p, q, m1, t0, t1, ws) != OPTIMAL:
+            return -1
+        t0 = t1
+    # 4. Residual masses (clipped: a solver's rounding may overshoot by an ulp).
+    for a in range(m1):
+        ws.res_p[a] = p[a]
+    for b in range(m2):
+        ws.res_q[b] = q[b]
+    for t in range(n_edges):
+        ws.res_p[erow[t]] -= ws.edge_mass[t]
+        ws.res_q[ecol[t]] -= ws.edge_mass[t]
+    for a in range(m1):
+        if ws.res_p[a] < 0.0:
+            ws.res_p[a] = 0.0
+    for b in range(m2):
+        if ws.res_q[b] < 0.0:
+            ws.res_q[b] = 0.0
+    return n_edges
+
+
+@primitive
+def completed_plan(m1, m2, n_edges, ws, out):
+    """Write the full coupling of :func:`overlap_plan` (its return value
+    ``n_edges``) into ``out[:m1, :m2]`` (float64): the matched part plus the
+    residuals' independent coupling res_p res_q^T / max(|res_p|, |res_q|)."""
+    sp = 0.0
+    sq = 0.0
+    for a in range(m1):
+        sp += ws.res_p[a]
+    for b in range(m2):
+        sq += ws.res_q[b]
+    scale = max(sp, sq)
+    for a in range(m1):
+        for b in range(m2):
+            out[a, b] = ws.res_p[a] * ws.res_q[b] / scale if scale > 0.0 else 0.0
+    for t in range(n_edges):
+        out[ws.edge_row[t], ws.edge_col[t]] += ws.edge_mass[t]
+
+
+@entry
+def overlap_plan_entry(p, m1, q, m2, overlap, metric, ws, out):
+    """:func:`overlap_plan` then :func:`completed_plan` into ``out``; returns the
+    number of edges (-1 on failure). For tests."""
+    n_edges = overlap_plan(p, m1, q, m2, overlap, metric, ws)
+    if n_edges >= 0:
+        completed_plan(m1, m2, n_edges, ws, out)
+    return n_edges
