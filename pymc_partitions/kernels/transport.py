@@ -44,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, objmode
 
-from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.contingency import xlogx
 
 #: Status codes of the solvers.
@@ -259,7 +259,7 @@ def _pot_call(n_rows, n_cols, n_arcs, src, dst, cost, supply, flow):
     return status
 
 
-@primitive
+@routine
 def _network_simplex(n_rows, n_cols, n_arcs, ws):
     """Min-cost flow on arcs ``ws.src[e] -> ws.dst[e]`` (e < n_arcs, rows are
     nodes 0..n_rows-1, columns n_rows..n_rows+n_cols-1), uncapacitated, with net
@@ -658,7 +658,7 @@ def _solve_component(p, q, m1, t0, t1, ws):
     return status
 
 
-@primitive
+@routine
 def overlap_plan(p, m1, q, m2, overlap, metric, ws):
     r"""Optimal coupling of one coupled Gibbs step from the intersection counts.
 
