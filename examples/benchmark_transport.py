@@ -13,11 +13,13 @@ numba / POT, all measured in this run:
   from Python, about 1 us of that is the call itself);
 - ``ot.emd``: POT's exact solver called from Python, as the reference
   implementation calls it (its time includes POT's Python-side checks);
-- ``objmode``: the kernel's fallback path, POT called from compiled code through
-  numba's ``objmode`` (what a sweep pays per solve above the crossover).
+- ``objmode``: the kernel's fallback path, ``emd_entry`` with a workspace that
+  sends every problem to POT through numba's ``objmode`` (what a sweep pays per
+  solve above the crossover).
 
-The last lines print the crossover: the smallest K from which POT is faster for
-three consecutive sizes.
+The last lines print the crossovers: the smallest K from which POT (from Python,
+and through ``objmode``) is faster for three consecutive sizes. The second sets
+``transport.POT_FALLBACK_CELLS``.
 """
 
 import sys
@@ -27,7 +29,6 @@ import numpy as np
 import ot
 
 from pymc_partitions.kernels import transport
-from pymc_partitions.kernels.transport import _emd_pot_call
 
 PROBLEMS = 20
 SIZES = [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160,
@@ -47,10 +48,12 @@ def timed(fn, repeats):
 
 def main(max_k=200):
     rng = np.random.default_rng(0)
-    ws = transport.new_workspace(max(SIZES), max(SIZES))
+    ws = transport.new_workspace(max(SIZES), max(SIZES), pot_above=2**62)
+    ws_pot = transport.new_workspace(max(SIZES), max(SIZES), pot_above=0)
     print(f"{'K':>4} {'numba (us)':>11} {'ot.emd (us)':>12} {'objmode (us)':>13} "
           f"{'numba/ot.emd':>13}")
     crossover, pot_wins = None, 0
+    crossover_lifted, lifted_wins = None, 0
     rows = []
     for k in SIZES:
         if k > max_k:
@@ -66,9 +69,11 @@ def main(max_k=200):
             value = transport.emd_entry(a, k, b, k, cost, plan, ws)
             reference = float(np.sum(ot.emd(a, b, cost) * cost))
             assert abs(value - reference) <= 1e-9 * abs(reference), (k, value, reference)
-            t_ours = timed(lambda: transport.emd_entry(a, k, b, k, cost, plan, ws), reps)
-            t_theirs = timed(lambda: ot.emd(a, b, cost), reps)
-            t_lifted = timed(lambda: _emd_pot_call(a, b, cost, plan), reps)
+            t_ours = timed(lambda a=a, b=b, k=k, cost=cost, plan=plan: transport.emd_entry(
+                a, k, b, k, cost, plan, ws), reps)
+            t_theirs = timed(lambda a=a, b=b, cost=cost: ot.emd(a, b, cost), reps)
+            t_lifted = timed(lambda a=a, b=b, k=k, cost=cost, plan=plan: transport.emd_entry(
+                a, k, b, k, cost, plan, ws_pot), reps)
             ours.append(t_ours)
             theirs.append(t_theirs)
             lifted.append(t_lifted)
@@ -78,20 +83,22 @@ def main(max_k=200):
         rows.append((k, m_ours, m_theirs, m_lifted, m_ratio))
         print(f"{k:>4} {m_ours:>11.1f} {m_theirs:>12.1f} {m_lifted:>13.1f} {m_ratio:>13.3f}",
               flush=True)
-        if m_ratio > 1.0:
-            pot_wins += 1
-            if pot_wins == 3 and crossover is None:
-                crossover = rows[-3][0]
-                break
+        pot_wins = pot_wins + 1 if m_ratio > 1.0 else 0
+        if pot_wins == 3 and crossover is None:
+            crossover = rows[-3][0]
+        lifted_wins = lifted_wins + 1 if np.median(ours) > np.median(lifted) else 0
+        if lifted_wins == 3 and crossover_lifted is None:
+            crossover_lifted = rows[-3][0]
+        if crossover is not None and crossover_lifted is not None:
+            break
+    for label, k in (("ot.emd from Python", crossover), ("ot.emd through objmode",
+                                                          crossover_lifted)):
+        if k is None:
+            print(f"crossover, {label}: none up to K = {rows[-1][0]}")
         else:
-            pot_wins = 0
-    if crossover is None:
-        print(f"crossover: none up to K = {rows[-1][0]} (the numba solver was faster at "
-              "every size)")
-    else:
-        print(f"crossover: POT's ot.emd is faster from K = {crossover} "
-              f"({crossover * crossover} cells)")
-    return rows, crossover
+            print(f"crossover, {label}: POT faster from K = {k} ({k * k} cells)")
+    print(f"transport.POT_FALLBACK_CELLS = {transport.POT_FALLBACK_CELLS}")
+    return rows, crossover, crossover_lifted
 
 
 if __name__ == "__main__":

@@ -114,6 +114,10 @@ def test_emd_pot_fallback_path():
         k1, k2 = rng.integers(1, 13, size=2)
         a, b = rng.dirichlet(np.ones(k1)), rng.dirichlet(np.ones(k2))
         check_against_pot(a, b, rng.normal(size=(k1, k2)), ws)
+    # The default workspace sends problems above the measured crossover to POT.
+    assert transport.POT_FALLBACK_CELLS < 110 * 100
+    a, b = rng.dirichlet(np.ones(110)), rng.dirichlet(np.ones(100))
+    check_against_pot(a, b, rng.random((110, 100)), new_workspace(110, 100))
 
 
 def test_emd_reports_what_it_cannot_solve():

@@ -28,7 +28,7 @@ the reference applies it, always: for faithfulness (eq. 6, psi^OT(X, X) when
 X = Y) the caller passes ``eta = 0`` once the chains have met.
 """
 
-from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.random import uniform
 from pymc_partitions.kernels.state import NO_CHOICE
 from pymc_partitions.kernels.transport import (  # noqa: F401 - re-exported
@@ -48,7 +48,7 @@ OT, MAXIMAL, COMMON_RNG = 0, 1, 2
 DEFAULT_ETA = 1e-5
 
 
-@primitive
+@routine
 def _draw(weights, m, total, u):
     """Inverse-CDF draw from ``weights[:m]`` (>= 0, summing to ``total`` > 0) with
     the uniform ``u``; an index of zero weight is never returned (rounding that
@@ -65,7 +65,7 @@ def _draw(weights, m, total, u):
     return NO_CHOICE
 
 
-@primitive
+@routine
 def _total(weights, m):
     total = 0.0
     for a in range(m):
@@ -183,7 +183,7 @@ def ot_pair_pmf(p, m1, q, m2, overlap, metric, eta, ws, out):
 # ---------------------------------------------------------------------------------
 
 
-@primitive
+@routine
 def _draw_shared(p, q, shared, total, u):
     """Inverse-CDF draw from the weights min(p_i, q_i), i < ``shared``."""
     target = u * total
@@ -199,7 +199,7 @@ def _draw_shared(p, q, shared, total, u):
     return last
 
 
-@primitive
+@routine
 def _draw_excess(p, m, q, shared, total, u):
     """Inverse-CDF draw from the excess of p over q: p_i - min(p_i, q_i) for
     i < ``shared``, p_i beyond."""
@@ -282,6 +282,57 @@ def sample_common_rng_pair(p, m1, q, m2, eta, stream):
     if a == NO_CHOICE or b == NO_CHOICE:
         return NO_CHOICE, NO_CHOICE
     return a, b
+
+
+@entry
+def maximal_pair_pmf(p, m1, q, m2, eta, out):
+    """The distribution :func:`sample_maximal_pair` draws from, into
+    ``out[:m1, :m2]`` (float64), with the weights it uses. For tests."""
+    shared = min(m1, m2)
+    overlap, ex_p, ex_q = maximal_masses(p, m1, q, m2)
+    excess = min(ex_p, ex_q)
+    sp = _total(p, m1)
+    sq = _total(q, m2)
+    for a in range(m1):
+        wa = p[a] - min(p[a], q[a]) if a < shared else p[a]
+        for b in range(m2):
+            x = eta * p[a] * q[b] / (sp * sq)
+            if excess > 0.0:
+                wb = q[b] - min(p[b], q[b]) if b < shared else q[b]
+                x += (1.0 - eta) * excess / (overlap + excess) * wa * wb / (ex_p * ex_q)
+            out[a, b] = x
+    for i in range(shared):
+        out[i, i] += (1.0 - eta) * min(p[i], q[i]) / (overlap + excess)
+
+
+@entry
+def common_rng_pair_pmf(p, m1, q, m2, eta, out):
+    """The distribution :func:`sample_common_rng_pair` draws from, into
+    ``out[:m1, :m2]`` (float64): the nugget's p q^T plus, for each pair, the length
+    of the set of u with F_p^{-1}(u) = a and F_q^{-1}(u) = b. For tests."""
+    sp = _total(p, m1)
+    sq = _total(q, m2)
+    for a in range(m1):
+        for b in range(m2):
+            out[a, b] = eta * p[a] * q[b] / (sp * sq)
+    a = 0
+    b = 0
+    cp = p[0] / sp
+    cq = q[0] / sq
+    low = 0.0
+    while a < m1 and b < m2:
+        high = min(cp, cq)
+        if high > low:
+            out[a, b] += (1.0 - eta) * (high - low)
+            low = high
+        if cp <= cq:
+            a += 1
+            if a < m1:
+                cp += p[a] / sp
+        else:
+            b += 1
+            if b < m2:
+                cq += q[b] / sq
 
 
 @primitive

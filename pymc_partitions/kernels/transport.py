@@ -55,10 +55,13 @@ OPTIMAL, MAX_PIVOTS, INFEASIBLE, TOO_LARGE = 0, 1, 2, 3
 #: (variation of information, Meila 2007).
 HAMMING, VI = 0, 1
 
-#: Dense problems with more cells (rows x columns after dropping zero masses) than
-#: this are solved by POT's ``ot.emd`` (measured crossover, see
-#: ``examples/benchmark_transport.py``; the number is set below from it).
-POT_FALLBACK_CELLS = 1 << 62
+#: Problems with more cells than this (rows x columns after dropping zero masses,
+#: slacks included) are solved by POT's ``ot.emd`` through ``objmode``: the
+#: crossover measured by ``examples/benchmark_transport.py`` on dense random
+#: problems (2 shared cores, noisy): POT called from Python is faster from
+#: K = 50-60, POT called through ``objmode`` (what a kernel pays: ~100 us more)
+#: from K = 70-120; 100 x 100 cells. Near it the two differ by < 30 %.
+POT_FALLBACK_CELLS = 100 * 100
 
 # Relative tolerance on reduced costs: 64 ulps of the largest of |cost|,
 # |potential of tail|, |potential of head|.
@@ -282,10 +285,8 @@ def _network_simplex(n_rows, n_cols, n_arcs, ws):
     c_min = np.inf
     c_max = -np.inf
     for e in range(n_arcs):
-        if cost[e] < c_min:
-            c_min = cost[e]
-        if cost[e] > c_max:
-            c_max = cost[e]
+        c_min = min(c_min, cost[e])
+        c_max = max(c_max, cost[e])
     if n_arcs == 0:
         c_min = 0.0
         c_max = 0.0
@@ -769,11 +770,9 @@ def overlap_plan(p, m1, q, m2, overlap, metric, ws):
         ws.res_p[erow[t]] -= ws.edge_mass[t]
         ws.res_q[ecol[t]] -= ws.edge_mass[t]
     for a in range(m1):
-        if ws.res_p[a] < 0.0:
-            ws.res_p[a] = 0.0
+        ws.res_p[a] = max(ws.res_p[a], 0.0)
     for b in range(m2):
-        if ws.res_q[b] < 0.0:
-            ws.res_q[b] = 0.0
+        ws.res_q[b] = max(ws.res_q[b], 0.0)
     return n_edges
 
 
