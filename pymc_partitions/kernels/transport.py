@@ -58,10 +58,10 @@ HAMMING, VI = 0, 1
 #: Problems with more cells than this (rows x columns after dropping zero masses,
 #: slacks included) are solved by POT's ``ot.emd`` through ``objmode``: the
 #: crossover measured by ``examples/benchmark_transport.py`` on dense random
-#: problems (2 shared cores, noisy): POT called from Python is faster from
-#: K = 50-60, POT called through ``objmode`` (what a kernel pays: ~100 us more)
-#: from K = 70-120; 100 x 100 cells. Near it the two differ by < 30 %.
-POT_FALLBACK_CELLS = 100 * 100
+#: problems (three runs on 2 shared cores): POT called from Python is faster from
+#: K = 50-60, POT called through ``objmode`` (what a kernel pays: 50-100 us more)
+#: from K = 70, 80 and 120; 80 x 80 cells. Near it the two differ by < 30 %.
+POT_FALLBACK_CELLS = 80 * 80
 
 # Relative tolerance on reduced costs: 64 ulps of the largest of |cost|,
 # |potential of tail|, |potential of head|.
