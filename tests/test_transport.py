@@ -1,0 +1,248 @@
+"""Exact optimal transport in numba (kernels/transport.py) against POT's ot.emd.
+
+The references are POT's exact network simplex (``ot.emd``) on the same problem
+and, for the structured solver of a coupled Gibbs step, ``ot.emd`` on the full
+dense cost r_a + s_b - w(n_ab) (Nguyen et al. 2022, App. D and I).
+"""
+
+import numpy as np
+import ot
+import pytest
+
+from pymc_partitions.kernels import transport
+from pymc_partitions.kernels.transport import (
+    HAMMING,
+    VI,
+    emd_entry,
+    new_workspace,
+    overlap_plan_entry,
+    solve_transport,
+)
+
+RTOL = 1e-9
+
+
+def pot_value(a, b, cost):
+    """Optimal cost by POT. Costs are shifted to be >= 0 (the same constant on every
+    cell; the optimal plans are unchanged): POT 0.9.7 reports some feasible
+    problems with negative costs as infeasible and returns a zero plan."""
+    low = cost.min()
+    plan, log = ot.emd(a, b, cost - low, log=True)
+    assert log["warning"] is None, log["warning"]
+    return float(np.sum(plan * cost))
+
+
+def assert_plan(plan, a, b, value, cost):
+    assert plan.min() >= 0.0
+    np.testing.assert_allclose(plan.sum(axis=1), a, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(plan.sum(axis=0), b, rtol=0, atol=1e-12)
+    assert value == pytest.approx(float(np.sum(plan * cost)), rel=1e-12, abs=1e-12)
+
+
+def check_against_pot(a, b, cost, ws):
+    plan = np.full(cost.shape, np.nan)
+    value = emd_entry(a, a.size, b, b.size, cost, plan, ws)
+    reference = pot_value(a, b, cost)
+    assert abs(value - reference) <= RTOL * max(abs(reference), 1e-12 * np.abs(cost).max()), (
+        value, reference)
+    assert_plan(plan, a, b, value, cost)
+
+
+def test_emd_equals_pot_for_every_size_up_to_40():
+    rng = np.random.default_rng(0)
+    ws = new_workspace(40, 40)
+    for k1 in range(1, 41):
+        for k2 in range(1, 41):
+            a = rng.dirichlet(np.ones(k1))
+            b = rng.dirichlet(np.ones(k2))
+            check_against_pot(a, b, rng.random((k1, k2)), ws)
+
+
+@pytest.mark.parametrize("case", ["zeros", "ties", "integer", "uniform-integer", "negative",
+                                  "one-row", "one-column", "sparse-masses", "large-costs"])
+def test_emd_degenerate_problems(case):
+    rng = np.random.default_rng(abs(hash(case)) % 2**32)
+    ws = new_workspace(30, 30)
+    for _ in range(60):
+        k1, k2 = rng.integers(1, 31, size=2)
+        if case == "one-row":
+            k1 = 1
+        if case == "one-column":
+            k2 = 1
+        a = rng.dirichlet(np.ones(k1))
+        b = rng.dirichlet(np.ones(k2))
+        cost = rng.random((k1, k2))
+        if case == "zeros":  # zero masses in both marginals
+            a = a * (rng.random(k1) < 0.5)
+            b = b * (rng.random(k2) < 0.5)
+            a[rng.integers(k1)] += 0.1
+            b[rng.integers(k2)] += 0.1
+            a, b = a / a.sum(), b / b.sum()
+        elif case == "ties":  # every cost equal: every plan is optimal
+            cost = np.full((k1, k2), 0.5)
+        elif case == "integer":
+            cost = rng.integers(0, 4, size=(k1, k2)).astype(float)
+        elif case == "uniform-integer":  # masses 1/k: many degenerate pivots
+            a, b = np.full(k1, 1.0 / k1), np.full(k2, 1.0 / k2)
+            cost = rng.integers(0, 3, size=(k1, k2)).astype(float)
+        elif case == "negative":  # the structure of a coupled step: -4 n_ab
+            cost = -4.0 * rng.integers(0, 3, size=(k1, k2)) * (rng.random((k1, k2)) < 0.3)
+        elif case == "sparse-masses":
+            a, b = rng.dirichlet(np.full(k1, 0.05)), rng.dirichlet(np.full(k2, 0.05))
+        elif case == "large-costs":
+            cost = rng.normal(size=(k1, k2)) * 1e4
+        check_against_pot(a, b, cost, ws)
+
+
+def test_emd_known_solution_and_prefix_of_larger_arrays():
+    # Arrays larger than the problem: only a[:m1], b[:m2], cost[:m1, :m2] are read.
+    a = np.array([0.5, 0.5, 7.0])
+    b = np.array([0.5, 0.5, 9.0])
+    cost = np.array([[0.0, 1.0, 5.0], [1.0, 0.0, 5.0], [5.0, 5.0, 5.0]])
+    plan = np.full((3, 3), -1.0)
+    value = emd_entry(a, 2, b, 2, cost, plan, new_workspace(3, 3))
+    assert value == 0.0
+    np.testing.assert_array_equal(plan[:2, :2], np.diag([0.5, 0.5]))
+    assert plan[2, 2] == -1.0
+
+
+def test_emd_pot_fallback_path():
+    """With pot_above = 0 every problem goes to POT through numba's objmode."""
+    rng = np.random.default_rng(3)
+    ws = new_workspace(12, 12, pot_above=0)
+    for _ in range(20):
+        k1, k2 = rng.integers(1, 13, size=2)
+        a, b = rng.dirichlet(np.ones(k1)), rng.dirichlet(np.ones(k2))
+        check_against_pot(a, b, rng.normal(size=(k1, k2)), ws)
+    # The default workspace sends problems above the measured crossover to POT.
+    assert transport.POT_FALLBACK_CELLS < 110 * 100
+    a, b = rng.dirichlet(np.ones(110)), rng.dirichlet(np.ones(100))
+    check_against_pot(a, b, rng.random((110, 100)), new_workspace(110, 100))
+
+
+def test_emd_reports_what_it_cannot_solve():
+    ws = new_workspace(3, 3)
+    plan = np.zeros((4, 4))
+    cost = np.zeros((4, 4))
+    # Larger than the workspace.
+    assert np.isnan(emd_entry(np.ones(4) / 4, 4, np.ones(4) / 4, 4, cost, plan, ws))
+    # Totals that differ: infeasible.
+    assert np.isnan(emd_entry(np.ones(3), 3, np.ones(3) / 3, 3, cost, plan, ws))
+
+
+def test_solve_transport_checks_its_arguments():
+    a, b, cost = np.ones(2) / 2, np.ones(3) / 3, np.zeros((2, 3))
+    plan, value = solve_transport(a, b, cost)
+    assert value == 0.0 and plan.shape == (2, 3)
+    with pytest.raises(ValueError, match="'cost' must have shape"):
+        solve_transport(a, b, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="'a' must hold finite non-negative"):
+        solve_transport(np.array([1.5, -0.5]), b, cost)
+    with pytest.raises(ValueError, match="equal totals"):
+        solve_transport(a, 2 * b, cost)
+    with pytest.raises(ValueError, match="'cost' must be finite"):
+        solve_transport(a, b, np.full((2, 3), np.inf))
+    with pytest.raises(ValueError, match="'max_edges'"):
+        new_workspace(2, 2, max_edges=0)
+    with pytest.raises(ValueError, match="'max_rows'"):
+        new_workspace(0, 2)
+
+
+# ---------------------------------------------------------------------------------
+# The structured problem of a coupled Gibbs step
+# ---------------------------------------------------------------------------------
+
+
+def xlogx(x):
+    x = np.asarray(x, dtype=float)
+    return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
+
+
+def reward(counts, metric):
+    counts = np.asarray(counts, dtype=float)
+    return 4.0 * counts if metric == HAMMING else 2.0 * (xlogx(counts + 1) - xlogx(counts))
+
+
+def random_table(rng, n_items, k1, k2):
+    """Intersection counts of two random partitions, padded with a zero new-block
+    row and column; returns (overlap int32, m1, m2)."""
+    x = np.unique(rng.integers(0, k1, n_items), return_inverse=True)[1]
+    y = np.unique(rng.integers(0, k2, n_items), return_inverse=True)[1]
+    m1, m2 = x.max() + 2, y.max() + 2
+    overlap = np.zeros((m1, m2), dtype=np.int32)
+    np.add.at(overlap, (x, y), 1)
+    return overlap, m1, m2
+
+
+def test_overlap_reward_values():
+    from pymc_partitions.kernels.couplings import overlap_reward as reexported
+
+    assert reexported is transport.overlap_reward
+    for n in range(6):
+        assert transport.overlap_reward(n, HAMMING) == 4.0 * n
+        assert transport.overlap_reward(n, VI) == pytest.approx(float(reward(n, VI)), rel=1e-14)
+    assert transport.overlap_reward(0, VI) == 0.0
+    assert transport.overlap_reward(1, VI) == pytest.approx(4 * np.log(2))
+
+
+@pytest.mark.parametrize("metric", [HAMMING, VI])
+def test_overlap_plan_equals_dense_optimal_transport(metric):
+    """Its plan is a coupling of p and q whose cost r + s - w equals the optimum
+    of the dense problem (POT), for random separable terms r, s: the value does
+    not depend on them, as the reduction says."""
+    rng = np.random.default_rng(10 + metric)
+    ws = new_workspace(16, 16)
+    ws_pot = new_workspace(16, 16, pot_above=0)  # components through POT
+    sizes = []
+    for rep in range(400):
+        overlap, m1, m2 = random_table(rng, rng.integers(1, 60), rng.integers(1, 15),
+                                       rng.integers(1, 15))
+        alpha = rng.choice([0.2, 1.0, 5.0])
+        p, q = rng.dirichlet(np.full(m1, alpha)), rng.dirichlet(np.full(m2, alpha))
+        cost = (rng.normal(size=m1)[:, None] + rng.normal(size=m2)[None, :]
+                - reward(overlap, metric))
+        plan = np.full((m1, m2), np.nan)
+        n_edges = overlap_plan_entry(p, m1, q, m2, overlap, metric,
+                                     ws_pot if rep % 4 == 0 else ws, plan)
+        assert n_edges == np.count_nonzero(overlap * (p[:, None] > 0) * (q[None, :] > 0))
+        sizes.append(n_edges)
+        value = float(np.sum(plan * cost))
+        assert abs(value - pot_value(p, q, cost)) <= RTOL * np.abs(cost).max()
+        assert_plan(plan, p, q, value, cost)
+    assert max(sizes) > 40  # some components needed the solver
+
+
+def test_overlap_plan_keeps_equal_partitions_together():
+    """X(-n) = Y(-n) with blocks listed in different orders and the same
+    conditionals: the plan matches each block with itself, new with new."""
+    rng = np.random.default_rng(5)
+    ws = new_workspace(12, 12)
+    for _ in range(50):
+        k = rng.integers(1, 11)
+        sizes = rng.integers(1, 6, size=k)
+        perm = rng.permutation(k)
+        overlap = np.zeros((k + 1, k + 1), dtype=np.int32)
+        overlap[np.arange(k), perm] = sizes
+        p = rng.dirichlet(np.ones(k + 1))
+        q = np.empty(k + 1)
+        q[perm] = p[:k]
+        q[k] = p[k]
+        plan = np.zeros((k + 1, k + 1))
+        for metric in (HAMMING, VI):
+            overlap_plan_entry(p, k + 1, q, k + 1, overlap, metric, ws, plan)
+            expected = np.zeros((k + 1, k + 1))
+            expected[np.arange(k), perm] = p[:k]
+            expected[k, k] = p[k]
+            # The same support exactly (the matched cells are min(p_a, q_b) = p_a
+            # exactly; the residual p_new^2 / p_new may round by an ulp).
+            np.testing.assert_array_equal(plan > 0, expected > 0)
+            np.testing.assert_allclose(plan, expected, rtol=1e-15, atol=0)
+
+
+def test_overlap_plan_reports_a_small_workspace():
+    overlap = np.ones((4, 4), dtype=np.int32)
+    p = q = np.full(4, 0.25)
+    plan = np.zeros((4, 4))
+    assert overlap_plan_entry(p, 4, q, 4, overlap, HAMMING, new_workspace(4, 4, 8), plan) == -1
+    assert overlap_plan_entry(p, 4, q, 4, overlap, HAMMING, new_workspace(3, 4), plan) == -1
+    assert overlap_plan_entry(p, 4, q, 4, overlap, HAMMING, new_workspace(4, 4, 9), plan) == 9
