@@ -70,7 +70,7 @@ class Bench:
     def coupled_times(self, coupling, repeats):
         x, y = self.chain(), self.chain()
         sc = cg.new_scratch(self.n, self.n + 1)
-        ws = new_workspace(self.n + 1, self.n + 1)
+        ws = new_workspace(self.n + 1, self.n + 1, max_edges=self.n)
         cg.load_pair(x.state, y.state, sc)
         times, ks = [], []
         while len(times) < repeats:

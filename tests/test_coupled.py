@@ -64,7 +64,7 @@ class RawPair:
         self.n = self.target.n
         self.stream = new_stream(seed)
         self.scratch = cg.new_scratch(self.n, capacity)
-        self.workspace = new_workspace(self.n + 1, self.n + 1)
+        self.workspace = new_workspace(self.n + 1, self.n + 1, max_edges=self.n)
         self.members = np.empty(self.n, dtype=np.int64)
         self.origin = np.empty(self.n, dtype=np.int64)
         self.outcomes = np.zeros(4, dtype=np.int64)

@@ -27,7 +27,9 @@ list with deletion); ``created`` keeps each chain's slots in that order, and the
 baselines see the conditionals permuted into it, the new block last.
 
 Faithfulness (eq. 6: :math:`\psi^{OT}_\eta(X, X) = \psi^{OT}(X, X)`, the diagonal):
-once X = Y the two chains make the same move for ever. The driver
+once X = Y the two chains make the same move for ever. Within a sweep, the OT
+coupling drops the nugget for an item whenever the two partitions are equal
+(distance 0) before it. The driver
 (:class:`pymc_partitions.unbiased.coupled_pair.CoupledPair`) checks the maintained
 distance before each sweep (O(1)) and then runs one single-chain sweep, whose result
 is both chains' next state: the diagonal coupling, whatever the two chains' slot
@@ -53,10 +55,13 @@ from pymc_partitions.kernels.couplings import (
 )
 from pymc_partitions.kernels.random import shuffle
 from pymc_partitions.kernels.reassign import conditional_log_weights, put_in, take_out
+from pymc_partitions.kernels.state import NO_CHOICE
 
-# Status returned by the sweep entry.
+# Status returned by the sweep entry (an item number >= 0 reports an item whose
+# conditional had no option of positive probability).
 DONE = -1  # the sweep finished
 NEEDS_CAPACITY = -2  # the overlap table is full: grow it and call again (resumes)
+COUPLING_FAILED = -3  # the coupling could not be drawn (workspace too small, solver)
 
 # Fields of ``CoupledScratch.info``.
 DISTANCE, POSITION = 0, 1
@@ -210,18 +215,21 @@ def _from_label_order(state, created, r, m):
 @primitive
 def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling, metric,
                  eta, stream, sc, ws):
-    """Algorithm 2, lines 3-4, for item ``i``. Returns False when a chain's
-    conditional has no option of positive probability (the pair is then invalid)."""
+    """Algorithm 2, lines 3-4, for item ``i``. Returns ``DONE``, ``i`` when a chain's
+    conditional has no option of positive probability, or ``COUPLING_FAILED`` (the
+    pair is then invalid)."""
+    # eq. 6: no nugget while the two partitions are equal (psi^OT(X, X) is diagonal).
+    nugget = eta if sc.info[DISTANCE] != 0 else 0.0
     # 1. Take i out of both chains.
     _take_out_both(x, y, params, stats_x, stats_y, data, i, sc)
     # 2. The two Gibbs conditionals (options: active blocks in position order, new last).
     m_x = conditional_log_weights(x, prior_params, params, stats_x, data, i, sc.log_wx)
     m_y = conditional_log_weights(y, prior_params, params, stats_y, data, i, sc.log_wy)
     if not _normalise(sc.log_wx, m_x, sc.p) or not _normalise(sc.log_wy, m_y, sc.q):
-        return False
+        return i
     # 3. Draw (a, b) from the coupling.
     if coupling == OT:
-        a, b = sample_ot_pair(sc.p, m_x, sc.q, m_y, sc.overlap, metric, eta, stream, ws)
+        a, b = sample_ot_pair(sc.p, m_x, sc.q, m_y, sc.overlap, metric, nugget, stream, ws)
     else:
         _to_label_order(x, sc.x_created, sc.p, m_x, sc.p_lab)
         _to_label_order(y, sc.y_created, sc.q, m_y, sc.q_lab)
@@ -229,8 +237,12 @@ def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling
             ra, rb = sample_maximal_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream, ws)
         else:
             ra, rb = sample_common_rng_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream)
+        if ra == NO_CHOICE:
+            return COUPLING_FAILED
         a = _from_label_order(x, sc.x_created, ra, m_x)
         b = _from_label_order(y, sc.y_created, rb, m_y)
+    if a == NO_CHOICE:
+        return COUPLING_FAILED
     # 4. Put i into a in X and b in Y; table and distance follow.
     kx = _put_in(x, params, stats_x, data, i, a, m_x, sc.x_created)
     ky = _put_in(y, params, stats_y, data, i, b, m_y, sc.y_created)
@@ -239,7 +251,7 @@ def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling
     # eq. 5 after minus before: (2a + 1) + (2b + 1) - 2 (2c + 1), sizes before adding
     sc.info[DISTANCE] += 2 * (x.sizes[kx] - 1) + 2 * (y.sizes[ky] - 1) - 4 * both
     sc.overlap[ax, ay] = both + 1
-    return True
+    return DONE
 
 
 @entry
@@ -258,8 +270,10 @@ def coupled_gibbs_sweep(stream, x, y, prior_params, params, stats_x, stats_y, da
 
     Returns ``DONE`` (-1); ``NEEDS_CAPACITY`` (-2) when the next item could open a
     block beyond the overlap table (grow it with :func:`grown` and call again: the
-    sweep resumes where it stopped); or the item whose conditional had no option of
-    positive probability in one chain (the pair must be reloaded).
+    sweep resumes where it stopped); ``COUPLING_FAILED`` (-3) when the coupling could
+    not be drawn (a workspace smaller than the problem); or the item whose
+    conditional had no option of positive probability in one chain. In the last two
+    cases the pair must be reloaded.
     """
     n = sc.order.shape[0]
     info = sc.info
@@ -271,11 +285,11 @@ def coupled_gibbs_sweep(stream, x, y, prior_params, params, stats_x, stats_y, da
         if x.counts[0] + 1 > capacity or y.counts[0] + 1 > capacity:
             info[POSITION] = t
             return NEEDS_CAPACITY
-        i = sc.order[t]
-        if not coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling,
-                            metric, eta, stream, sc, ws):
+        status = coupled_item(x, y, prior_params, params, stats_x, stats_y, data, sc.order[t],
+                              coupling, metric, eta, stream, sc, ws)
+        if status != DONE:
             info[POSITION] = 0
-            return i
+            return status
     info[POSITION] = 0
     return DONE
 

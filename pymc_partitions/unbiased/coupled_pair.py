@@ -69,8 +69,9 @@ class CoupledPair:
         n = target.n
         capacity = min(n + 1, INITIAL_CAPACITY)
         self.scratch = cg.new_scratch(n, capacity)
-        # OT problems are at most (K + 1) x (K' + 1): sized with the overlap table.
-        self.workspace = new_workspace(capacity, capacity)
+        # OT problems are at most (K + 1) x (K' + 1), with at most n cells of positive
+        # reward (non-empty intersections): sized with the overlap table.
+        self.workspace = new_workspace(capacity, capacity, max_edges=n)
         self._members = np.empty(n, dtype=np.int64)
         self._origin = np.empty(n, dtype=np.int64)
         self._outcomes = np.zeros(4, dtype=np.int64)
@@ -174,8 +175,14 @@ class CoupledPair:
         if capacity <= self.scratch.overlap.shape[0]:
             raise RuntimeError("coupled pair: the overlap table cannot grow further")
         self.scratch = cg.grown(self.scratch, capacity)
-        self.workspace = new_workspace(capacity, capacity)
+        self.workspace = new_workspace(capacity, capacity, max_edges=self.target.n)
 
     def _raise_if_failed(self, failed):
+        if failed == cg.COUPLING_FAILED:
+            raise RuntimeError(
+                "coupled pair: the coupling of two conditionals could not be drawn (the "
+                "transport workspace is smaller than the problem, or the solver failed); "
+                "please report this with the model."
+            )
         if failed >= 0:
             check_item(failed, "a coupled move")
