@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.bookkeeping import open_new_block
 from pymc_partitions.kernels.couplings import (
     MAXIMAL,
@@ -158,6 +158,18 @@ def _forget_block(created, n_created, k):
         created[s] = created[s + 1]
 
 
+# One chain's part of an item's update, compiled once per component and called for
+# both chains (inlined twice, the component's code doubled the sweep's compile time).
+@routine
+def _take_out(state, params, stats, data, i):
+    return take_out(state, params, stats, data, i)
+
+
+@routine
+def _weigh(state, prior_params, params, stats, data, i, log_w):
+    return conditional_log_weights(state, prior_params, params, stats, data, i, log_w)
+
+
 @primitive
 def _take_out_both(x, y, params, stats_x, stats_y, data, i, sc):
     """Step 1: item i leaves X and Y; table and distance follow."""
@@ -169,7 +181,7 @@ def _take_out_both(x, y, params, stats_x, stats_y, data, i, sc):
     info[DISTANCE] -= 2 * size_x + 2 * size_y - 4 * both
     overlap[ax, ay] = both - 1
     n_x, n_y = x.counts[0], y.counts[0]
-    take_out(x, params, stats_x, data, i)
+    _take_out(x, params, stats_x, data, i)
     if x.sizes[kx] == 0:
         # close_slot moved X's last active block into position ax: move its row.
         last = n_x - 1
@@ -178,7 +190,7 @@ def _take_out_both(x, y, params, stats_x, stats_y, data, i, sc):
             overlap[last, b] = 0
         _forget_block(sc.x_created, n_x, kx)
     n_x = x.counts[0]
-    take_out(y, params, stats_y, data, i)
+    _take_out(y, params, stats_y, data, i)
     if y.sizes[ky] == 0:
         last = n_y - 1
         for a in range(n_x):
@@ -187,7 +199,7 @@ def _take_out_both(x, y, params, stats_x, stats_y, data, i, sc):
         _forget_block(sc.y_created, n_y, ky)
 
 
-@primitive
+@routine
 def _put_in(state, params, stats, data, i, option, n_options, created):
     """Step 4 for one chain: put item i into ``option`` (the last: a new block)."""
     if option == n_options - 1:
@@ -223,8 +235,8 @@ def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling
     # 1. Take i out of both chains.
     _take_out_both(x, y, params, stats_x, stats_y, data, i, sc)
     # 2. The two Gibbs conditionals (options: active blocks in position order, new last).
-    m_x = conditional_log_weights(x, prior_params, params, stats_x, data, i, sc.log_wx)
-    m_y = conditional_log_weights(y, prior_params, params, stats_y, data, i, sc.log_wy)
+    m_x = _weigh(x, prior_params, params, stats_x, data, i, sc.log_wx)
+    m_y = _weigh(y, prior_params, params, stats_y, data, i, sc.log_wy)
     if not _normalise(sc.log_wx, m_x, sc.p) or not _normalise(sc.log_wy, m_y, sc.q):
         return i
     # 3. Draw (a, b) from the coupling.
