@@ -79,7 +79,8 @@ class Bench:
                 cg.load_pair(x.state, y.state, sc)
             t0 = time.perf_counter()
             cg.coupled_gibbs_sweep(self.stream, x.state, y.state, self.prior, self.params,
-                                   x.stats, y.stats, self.data, coupling, HAMMING, 1e-5, sc, ws)
+                                   x.stats, y.stats, self.data, coupling, HAMMING, 1e-5, True, sc,
+                                   ws)
             times.append(time.perf_counter() - t0)
             ks.append(x.state.counts[0])
         return float(np.median(times)), float(np.mean(ks))

@@ -328,10 +328,13 @@ for arg, values in [
     ("start", [("unknown", "random", VE), ("array", np.zeros(N), VE)]),
     ("eta", [("negative", -0.1, VE), ("one", 1.0, VE), ("nan", np.nan, VE), ("str", "small", TE)]),
     ("split_merge", [("str", "yes", TE), ("int", 1, TE)]),
+    ("scan", [("unknown", "sequential", VE), ("None", None, VE)]),
 ]:
     for label, value, error in values:
         step_case(f"CoupledGibbs.{arg}-{label}",
                   lambda m, a=arg, v=value: pmp.CoupledGibbs([m["z"]], **{a: v}), error, arg)
+step_case("CoupledGibbs.scan-systematic-with-split_merge",
+          lambda m: pmp.CoupledGibbs([m["z"]], scan="systematic", split_merge=True), VE, "scan")
 
 
 # ---------------------------------------------------------------------- pm.sample

@@ -77,7 +77,7 @@ class RawPair:
         while cg.load_pair(self.x.state, self.y.state, self.scratch) == cg.NEEDS_CAPACITY:
             self.scratch = cg.grown(self.scratch, 2 * self.scratch.overlap.shape[0])
 
-    def sweep(self, coupling, metric, eta=1e-5, split_merge=None):
+    def sweep(self, coupling, metric, eta=1e-5, split_merge=None, shuffled=True):
         x, y = self.x, self.y
         if split_merge is not None:
             while self.scratch.overlap.shape[0] < self.n + 1:
@@ -90,7 +90,7 @@ class RawPair:
         while True:
             status = cg.coupled_gibbs_sweep(self.stream, x.state, y.state, self.prior,
                                             self.params, x.stats, y.stats, self.data, coupling,
-                                            metric, eta, self.scratch, self.workspace)
+                                            metric, eta, shuffled, self.scratch, self.workspace)
             if status != cg.NEEDS_CAPACITY:
                 break
             self.scratch = cg.grown(self.scratch, 2 * self.scratch.overlap.shape[0])
@@ -109,9 +109,11 @@ class RawPair:
 
 
 # ---------------------------------------------------------------------- each chain is exact
-@pytest.mark.parametrize("moves", ["gibbs", "split-merge"])
-@pytest.mark.parametrize("coupling", list(COUPLINGS))
-@pytest.mark.parametrize("model_name", list(MODELS))
+@pytest.mark.parametrize(
+    "model_name, coupling, moves",
+    [(m, c, moves) for m in MODELS for c in COUPLINGS for moves in ("gibbs", "split-merge")]
+    + [(m, "ot", "gibbs-systematic") for m in MODELS],
+)
 def test_each_chain_of_a_coupled_pair_is_exact(model_name, coupling, moves):
     """X and Y draws of coupled moves both match the exact posterior.
 
@@ -137,11 +139,12 @@ def test_each_chain_of_a_coupled_pair_is_exact(model_name, coupling, moves):
         for t in range(draws):
             if rng.random() < 0.5:
                 pair.load(pair.x.state.labels.copy(), exact.partitions[rng.choice(len(p), p=p)])
-            pair.sweep(code, metric, split_merge=sm)
+            pair.sweep(code, metric, split_merge=sm, shuffled=moves != "gibbs-systematic")
             out_x[c, t] = pair.x.state.labels
             out_y[c, t] = pair.y.state.labels
     for name, out in (("X", out_x), ("Y", out_y)):
-        verdict = judge(exact, pmp.canonicalize(out), label=f"{model_name} {coupling} {moves} {name}")
+        label = f"{model_name} {coupling} {moves} {name}"
+        verdict = judge(exact, pmp.canonicalize(out), label=label)
         assert verdict.passed, verdict.row()
 
 
@@ -189,14 +192,16 @@ def test_equal_partitions_with_different_histories_stay_equal_under_ot():
     assert moved > 100  # X itself kept moving
 
 
-@pytest.mark.parametrize("coupling", ["ot", "maximal", "common_rng"])
-def test_met_pairs_stay_met(coupling):
+@pytest.mark.parametrize("coupling, scan", [("ot", "random"), ("maximal", "random"),
+                                            ("common_rng", "random"), ("ot", "systematic")])
+def test_met_pairs_stay_met(coupling, scan):
     """Driver: once X_t = Y_{t-1} the pair never separates (thousands of moves), the
     reported distance is 0 and Y's reported labels are X's; X keeps moving."""
     model = normal_model()
     target = PartitionTarget(model, model.rvs_to_values[model["z"]], "test")
     values, prior, per_lik = target.params(model.initial_point())
-    pair = CoupledPair(target, values, prior, per_lik, coupling=coupling, stream=new_stream(4))
+    pair = CoupledPair(target, values, prior, per_lik, coupling=coupling, scan=scan,
+                       stream=new_stream(4))
     pair.start(np.zeros(6, np.int64), np.arange(6))
     while not pair.met:
         pair.advance()
@@ -306,7 +311,7 @@ def test_step_records_the_pair_and_is_reproducible_across_cores():
 
 
 def test_step_refuses_a_target_with_free_hyperparameters():
-    with pm.Model() as model:
+    with pm.Model():
         alpha = pm.Gamma("alpha", 1.0, 1.0)
         z = pmp.CRP("z", alpha=alpha, n=6)
         pmp.CollapsedBetaBernoulli("y", partition=z, observed=binary_data(6, 3, 0))

@@ -268,7 +268,7 @@ def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling
 
 @entry
 def coupled_gibbs_sweep(stream, x, y, prior_params, params, stats_x, stats_y, data, coupling,
-                        metric, eta, sc, ws):
+                        metric, eta, shuffled, sc, ws):
     """One coupled Gibbs sweep (Algorithm 2) of the pair (X, Y), drawing from ``stream``.
 
     stream : (4,) uint64, the pair's kernel stream, advanced in place.
@@ -276,6 +276,9 @@ def coupled_gibbs_sweep(stream, x, y, prior_params, params, stats_x, stats_y, da
         and data: the same target).
     coupling : ``couplings.OT``, ``MAXIMAL`` or ``COMMON_RNG``; metric:
         ``couplings.HAMMING`` or ``VI`` (OT only); eta : float, the nugget of eq. 6.
+    shuffled : bool; True: the items in a fresh uniformly random order (one for both
+        chains); False: in the order ``sc.order`` holds (a systematic scan, as the
+        reference implementation sweeps).
     sc : :class:`CoupledScratch` (overlap table and distance as left by the previous
         sweep or by :func:`load_pair`); ws : the coupling's workspace
         (``transport.new_workspace``).
@@ -290,7 +293,7 @@ def coupled_gibbs_sweep(stream, x, y, prior_params, params, stats_x, stats_y, da
     n = sc.order.shape[0]
     info = sc.info
     capacity = sc.overlap.shape[0]
-    if info[POSITION] == 0:
+    if info[POSITION] == 0 and shuffled:
         shuffle(stream, sc.order, n)
     for t in range(info[POSITION], n):
         # Each chain may open one block: positions up to K (and K') must exist.

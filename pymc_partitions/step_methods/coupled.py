@@ -7,7 +7,7 @@ from pymc_partitions.distributions.validation import integer_arg, number_arg
 from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.split_merge import PROPOSALS
 from pymc_partitions.step_methods.target import PartitionModelError
-from pymc_partitions.unbiased.coupled_pair import COUPLINGS, METRICS, CoupledPair
+from pymc_partitions.unbiased.coupled_pair import COUPLINGS, METRICS, SCANS, CoupledPair
 
 STARTS = ("point", "prior")
 
@@ -52,6 +52,12 @@ class CoupledGibbs(PartitionStep):
     eta : float, default 1e-5
         The nugget: before meeting, the coupling is (1 - eta) OT + eta independent
         (eq. 6). For the baselines, mixed the same way, as the reference does.
+    scan : {"random", "systematic"}, default "random"
+        The Gibbs sweeps' order: a fresh random permutation of the items per sweep,
+        shared by the two chains; or items 0..n-1 at every sweep, as the reference
+        implementation sweeps (its meeting times are shorter in the tail on the
+        paper's synthetic data; ``examples/nguyen_meeting_times.py``). Both chains'
+        kernel is always the same scan. Gibbs only.
     split_merge : bool, default False
         Algorithm 3 instead of Algorithm 2.
     n_restricted_scans, n_proposals, proposal
@@ -98,7 +104,8 @@ class CoupledGibbs(PartitionStep):
         "coupling_distance": (np.float64, []),
     }
 
-    def __init__(self, vars, coupling="ot", metric="hamming", eta=1e-5, split_merge=False,
+    def __init__(self, vars, coupling="ot", metric="hamming", eta=1e-5, scan="random",
+                 split_merge=False,
                  n_restricted_scans=5, n_proposals=1, proposal="restricted_gibbs",
                  start="point", **kwargs):
         self.coupling = _choice("coupling", coupling, tuple(COUPLINGS))
@@ -108,6 +115,10 @@ class CoupledGibbs(PartitionStep):
             raise TypeError(f"CoupledGibbs: 'split_merge' must be True or False, got "
                             f"{split_merge!r}.")
         self.split_merge = bool(split_merge)
+        self.scan = _choice("scan", scan, SCANS)
+        if self.scan == "systematic" and self.split_merge:
+            raise ValueError("CoupledGibbs: 'scan'='systematic' is for coupled Gibbs sweeps; "
+                             "with split_merge=True the sweeps are in random order.")
         self.n_restricted_scans = integer_arg("n_restricted_scans", n_restricted_scans,
                                               "CoupledGibbs", minimum=0)
         self.n_proposals = integer_arg("n_proposals", n_proposals, "CoupledGibbs", minimum=1)
@@ -141,7 +152,7 @@ class CoupledGibbs(PartitionStep):
                   "n_restricted_scans": self.n_restricted_scans,
                   "proposal": PROPOSALS[self.proposal]}
         pair = CoupledPair(target, values, prior_params, per_lik, coupling=self.coupling,
-                           metric=self.metric, eta=self.eta, split_merge=sm,
+                           metric=self.metric, eta=self.eta, scan=self.scan, split_merge=sm,
                            stream=self._stream)
         if self.start == "point":
             x0 = y0 = target.validate_labels(point[target.name])

@@ -30,6 +30,7 @@ from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.transport import new_workspace
 
 COUPLINGS = {"ot": OT, "maximal": MAXIMAL, "common_rng": COMMON_RNG}
+SCANS = ("random", "systematic")
 METRICS = {"hamming": HAMMING, "vi": VI}
 INITIAL_CAPACITY = 64
 
@@ -47,6 +48,11 @@ class CoupledPair:
         The partition metric of the OT coupling (eq. 5, or App. I).
     eta : float
         The nugget of eq. 6.
+    scan : {"random", "systematic"}
+        The Gibbs sweeps' visiting order: a fresh random permutation per sweep (shared
+        by both chains), or items 0..n-1 at every sweep, as the reference
+        implementation of Nguyen et al. sweeps (Gibbs only). The single-chain move
+        is the same scan, so X and Y always have the same kernel.
     split_merge : None or dict
         None: coupled Gibbs sweeps (Alg. 2). A dict with ``n_proposals``,
         ``n_restricted_scans`` and ``proposal`` (a ``kernels.split_merge`` code):
@@ -58,12 +64,18 @@ class CoupledPair:
     """
 
     def __init__(self, target, values, prior_params, per_lik, *, coupling="ot",
-                 metric="hamming", eta=1e-5, split_merge=None, stream):
+                 metric="hamming", eta=1e-5, scan="random", split_merge=None, stream):
         self.target = target
         self.values, self.prior_params, self.per_lik = values, prior_params, per_lik
         self.coupling = COUPLINGS[coupling]
         self.metric = METRICS[metric]
         self.eta = float(eta)
+        if scan not in SCANS:
+            raise ValueError(f"'scan' must be one of {SCANS}, got {scan!r}.")
+        if scan == "systematic" and split_merge is not None:
+            raise ValueError("scan='systematic' is for coupled Gibbs sweeps; split-merge "
+                             "iterations sweep in random order.")
+        self.shuffled = scan == "random"
         self.split_merge = split_merge
         self.stream = stream
         n = target.n
@@ -131,8 +143,9 @@ class CoupledPair:
         """The single-chain kernel P on X (the marginal of the coupled move)."""
         x, sm = self._x, self.split_merge
         if sm is None:
-            failed = gibbs.run_sweeps(self.stream, 1, x.state, self.prior_params, self.params,
-                                      x.stats, self.data, x.log_w, x.order)
+            sweeps = gibbs.run_sweeps if self.shuffled else gibbs.run_sweeps_in_order
+            failed = sweeps(self.stream, 1, x.state, self.prior_params, self.params, x.stats,
+                            self.data, x.log_w, x.order)
         else:
             failed = split_merge.run_split_merge(
                 self.stream, sm["n_proposals"], sm["n_restricted_scans"], sm["proposal"], 1,
@@ -156,8 +169,8 @@ class CoupledPair:
         while True:
             status = cg.coupled_gibbs_sweep(
                 self.stream, x.state, y.state, self.prior_params, self.params, x.stats,
-                y.stats, self.data, self.coupling, self.metric, self.eta, self.scratch,
-                self.workspace,
+                y.stats, self.data, self.coupling, self.metric, self.eta, self.shuffled,
+                self.scratch, self.workspace,
             )
             if status != cg.NEEDS_CAPACITY:
                 break
