@@ -224,6 +224,25 @@ def _from_label_order(state, created, r, m):
     return m - 1 if r == m - 1 else state.where[created[r]]
 
 
+@routine
+def _draw_pair(x, y, m_x, m_y, coupling, metric, eta, nugget, stream, sc, ws):
+    """Step 3: (a, b), option indices of X and Y, from the coupling of ``sc.p`` and
+    ``sc.q``; (NO_CHOICE, NO_CHOICE) if it cannot be drawn. Nothing in it depends on
+    the component, so it is compiled once, not once per model."""
+    if coupling == OT:
+        return sample_ot_pair(sc.p, m_x, sc.q, m_y, sc.overlap, metric, nugget, stream, ws)
+    _to_label_order(x, sc.x_created, sc.p, m_x, sc.p_lab)
+    _to_label_order(y, sc.y_created, sc.q, m_y, sc.q_lab)
+    if coupling == MAXIMAL:
+        ra, rb = sample_maximal_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream, ws)
+    else:
+        ra, rb = sample_common_rng_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream)
+    if ra == NO_CHOICE:
+        return NO_CHOICE, NO_CHOICE
+    return (_from_label_order(x, sc.x_created, ra, m_x),
+            _from_label_order(y, sc.y_created, rb, m_y))
+
+
 @primitive
 def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling, metric,
                  eta, stream, sc, ws):
@@ -240,19 +259,7 @@ def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling
     if not _normalise(sc.log_wx, m_x, sc.p) or not _normalise(sc.log_wy, m_y, sc.q):
         return i
     # 3. Draw (a, b) from the coupling.
-    if coupling == OT:
-        a, b = sample_ot_pair(sc.p, m_x, sc.q, m_y, sc.overlap, metric, nugget, stream, ws)
-    else:
-        _to_label_order(x, sc.x_created, sc.p, m_x, sc.p_lab)
-        _to_label_order(y, sc.y_created, sc.q, m_y, sc.q_lab)
-        if coupling == MAXIMAL:
-            ra, rb = sample_maximal_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream, ws)
-        else:
-            ra, rb = sample_common_rng_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream)
-        if ra == NO_CHOICE:
-            return COUPLING_FAILED
-        a = _from_label_order(x, sc.x_created, ra, m_x)
-        b = _from_label_order(y, sc.y_created, rb, m_y)
+    a, b = _draw_pair(x, y, m_x, m_y, coupling, metric, eta, nugget, stream, sc, ws)
     if a == NO_CHOICE:
         return COUPLING_FAILED
     # 4. Put i into a in X and b in Y; table and distance follow.
