@@ -56,7 +56,9 @@ from pymc_partitions.distributions import (
 )
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
+    EscobarWest,
     Gibbs,
+    HyperSlice,
     ImpossibleConditionalError,
     PartitionModelError,
     SplitMerge,
@@ -88,7 +90,9 @@ __all__ = [
     "IRM",
     "KMeansEnergy",
     # step methods
+    "EscobarWest",
     "Gibbs",
+    "HyperSlice",
     "ImpossibleConditionalError",
     "PartitionModelError",
     "SplitMerge",

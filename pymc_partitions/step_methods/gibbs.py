@@ -7,6 +7,9 @@ from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.step_methods.base import PartitionStep
 
+#: Item updates per draw of ``Gibbs(n_sweeps="auto")`` (see :class:`Gibbs`).
+ITEMS_PER_DRAW = 1000
+
 
 class Gibbs(PartitionStep):
     r"""Collapsed Gibbs sampler for a partition variable.
@@ -18,15 +21,28 @@ class Gibbs(PartitionStep):
     proportional to :math:`\alpha\, p(x_i)` (eq. 3.7), the block parameters being
     integrated out by the collapsed likelihoods. One sweep visits all items in a
     fresh uniformly random order. ``pm.sample()`` assigns this step to every
-    partition variable automatically; the continuous hyperparameters go to NUTS and
-    are read afresh at every iteration.
+    partition variable automatically; the continuous hyperparameters go to
+    :class:`~pymc_partitions.EscobarWest` / :class:`~pymc_partitions.HyperSlice`
+    when only partition priors and collapsed likelihoods read them, else to NUTS,
+    and are read afresh at every iteration.
 
     Parameters
     ----------
     vars : list
         The partition variable (one per step).
-    n_sweeps : int, default 1
-        Gibbs sweeps per draw.
+    n_sweeps : int or "auto", default "auto"
+        Gibbs sweeps per draw. ``"auto"``: ``max(1, round(ITEMS_PER_DRAW / n))``
+        (:data:`ITEMS_PER_DRAW` = 1000 item updates), fixed when the step is built.
+        Why: with the hyperparameters updated by :class:`~pymc_partitions.EscobarWest`
+        and :class:`~pymc_partitions.HyperSlice` (a few hundred µs per iteration) and
+        PyMC's own loop (~100-200 µs per iteration: the point dictionaries, the
+        Deterministics, the trace), one sweep of a few hundred items (~0.3-1 µs per
+        item at K ~ 5, D <= 7) would leave the partition, the slowest-mixing part,
+        a minority of the iteration's time; 1000 item updates take about as long as
+        the rest of the iteration on the README quickstart and the seeds data
+        (``examples/benchmark_hyperparameters.py``). The number depends only on n,
+        never on timings, so the same seed gives the same draws on any machine and
+        with ``cores=1`` or ``cores=2``.
     model : pm.Model, optional
     rng : seed or numpy Generator, optional
         PyMC replaces it with each chain's generator.
@@ -47,9 +63,16 @@ class Gibbs(PartitionStep):
     name = "partition_gibbs"
     move_description = "a Gibbs sweep"
 
-    def __init__(self, vars, n_sweeps=1, **kwargs):
-        self.n_sweeps = integer_arg("n_sweeps", n_sweeps, "Gibbs", minimum=1)
+    def __init__(self, vars, n_sweeps="auto", **kwargs):
+        auto = isinstance(n_sweeps, str) and n_sweeps == "auto"
+        if not auto:
+            try:
+                self.n_sweeps = integer_arg("n_sweeps", n_sweeps, "Gibbs", minimum=1)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{err} Or \"auto\" (the default).") from None
         super().__init__(vars, **kwargs)
+        if auto:
+            self.n_sweeps = max(1, round(ITEMS_PER_DRAW / self.target.n))
 
     @staticmethod
     def competence(var, has_grad=None):
