@@ -415,6 +415,13 @@ class HyperparameterStep(ChainSetup, BlockedStep):
     default_blocked = True
     stats_dtypes_shapes = {}
 
+    def __new__(cls, *args, **kwargs):
+        vars = kwargs["vars"] if "vars" in kwargs else (args[0] if args else None)
+        if isinstance(vars, list | tuple) and not vars:
+            raise ValueError(f"{cls.__name__}: 'vars' is empty; pass the hyperparameters, "
+                             f"e.g. [alpha].")
+        return super().__new__(cls, *args, **kwargs)
+
     def __init__(self, vars, *, model=None, blocked=True, rng=None, initial_point=None,
                  compile_kwargs=None):
         owner = type(self).__name__
