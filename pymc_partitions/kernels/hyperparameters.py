@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from pymc_partitions.kernels._jit import entry, primitive
-from pymc_partitions.kernels.bookkeeping import refresh_blocks
+from pymc_partitions.kernels.bookkeeping import assign_labels, refresh_blocks
 from pymc_partitions.kernels.components import log_marginal
 from pymc_partitions.kernels.components.beta_bernoulli import BetaBernoulliParams
 from pymc_partitions.kernels.components.normal import LOG_2PI, NormalParams
@@ -95,6 +95,13 @@ def normal_log_likelihood(mu0, tau, sigma, n, state, stats):
     return _total(state, normal_params(mu0, tau, sigma, n), stats)
 
 
+@allocating_entry
+def normal_assign(mu0, tau, sigma, n, state, stats, data, labels):
+    """:func:`~pymc_partitions.kernels.bookkeeping.assign_labels` with the collapsed
+    Normal's params built in numba (tables for block sizes up to ``n``)."""
+    assign_labels(state, normal_params(mu0, tau, sigma, n), stats, data, labels)
+
+
 @primitive
 def beta_bernoulli_params(a, b):
     """:func:`pymc_partitions.kernels.components.beta_bernoulli.make_params` without
@@ -110,6 +117,13 @@ def beta_bernoulli_log_likelihood(a, b, state, stats):
     if not (_all_finite(a, True) and _all_finite(b, True)):
         return -np.inf
     return _total(state, beta_bernoulli_params(a, b), stats)
+
+
+@allocating_entry
+def beta_bernoulli_assign(a, b, state, stats, data, labels):
+    """:func:`~pymc_partitions.kernels.bookkeeping.assign_labels` with the collapsed
+    Beta-Bernoulli's params built in numba."""
+    assign_labels(state, beta_bernoulli_params(a, b), stats, data, labels)
 
 
 @entry
@@ -128,10 +142,12 @@ def sizes_arrays(sizes):
 
 
 __all__ = [
+    "beta_bernoulli_assign",
     "beta_bernoulli_log_likelihood",
     "beta_bernoulli_params",
     "log_likelihood_total",
     "log_prior_total",
+    "normal_assign",
     "normal_log_likelihood",
     "normal_params",
     "sizes_arrays",

@@ -61,13 +61,19 @@ from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import assign_labels, new_state
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.hyperparameters import (
+    beta_bernoulli_assign,
     beta_bernoulli_log_likelihood,
     log_likelihood_total,
     log_prior_total,
+    normal_assign,
     normal_log_likelihood,
     sizes_arrays,
 )
-from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
+from pymc_partitions.step_methods.target import (
+    PartitionModelError,
+    PartitionTarget,
+    fast_validity,
+)
 
 # --------------------------------------------------------------------------------------
 # Reading the model
@@ -284,6 +290,7 @@ class _PartitionTerms:
             pos += count
         self._valid = [_validity_check(op, f"'{name}'") for _, _, op, _, name in self._lik]
         self._fast = [_fast_likelihood(op) for _, _, op, _, _ in self._lik]
+        self._fast_assign = [_fast_assign(op) for _, _, op, _, _ in self._lik]
         self.input_names = target.input_names
         self.start_chain()
 
@@ -295,6 +302,7 @@ class _PartitionTerms:
         self._labels = None
         self._sizes = None
         self._states = [None] * len(self._lik)
+        self._stats_template = [None] * len(self._lik)  # empty statistics, per chain
 
     def inputs(self, point):
         """The compiled function's inputs at ``point`` (a list, in its order)."""
@@ -321,10 +329,19 @@ class _PartitionTerms:
                 continue
             if values is None:
                 values = self.values(inputs)
-            params = op.kernel_params(values[pos:pos + count], self._largest)
-            stats = op.alloc_stats(self.n, data, params)
+            vals = values[pos:pos + count]
             state = new_state(self.n)
-            assign_labels(state, params, stats, data, labels)
+            if self._stats_template[j] is None:
+                params = op.kernel_params(vals, self._largest)
+                self._stats_template[j] = op.alloc_stats(self.n, data, params)
+            # Fresh statistics: a copy of the empty template (cheaper than allocating).
+            stats = type(self._stats_template[j])(*[
+                f.copy() if isinstance(f, np.ndarray) else f for f in self._stats_template[j]])
+            fast = self._fast_assign[j]
+            if fast is not None:
+                fast(vals, self._largest, state, stats, data, labels)
+            else:
+                assign_labels(state, op.kernel_params(vals, self._largest), stats, data, labels)
             self._states[j] = (state, stats)
         self._labels = labels.copy()
 
@@ -375,25 +392,28 @@ def _fast_likelihood(op):
     return None
 
 
+def _fast_assign(op):
+    """``(values, n, state, stats, data, labels)``: ``assign_labels`` with the params
+    built in numba, for the likelihoods :func:`_fast_likelihood` covers; else None."""
+    if _fast_likelihood(op) is None:
+        return None
+    if op.kernel is normal:
+        return lambda v, n, state, stats, data, labels: normal_assign(
+            v[0], v[1], v[2], n, state, stats, data, labels)
+    return lambda v, n, state, stats, data, labels: beta_bernoulli_assign(
+        v[0], v[1], state, stats, data, labels)
+
+
 def _validity_check(op, name):
     """A function ``values -> bool``: whether the likelihood ``op`` accepts these
-    hyperparameter values. For the base class's rule (finite; positive where the op
-    says so) a check on each value's min and max (a few µs; the op's own check, with
-    its error message, costs ~40 µs and runs once per slice evaluation); otherwise
-    the op's own ``check_hyper_values``, False when it raises."""
-    if type(op).check_hyper_values is CollapsedLikelihoodRV.check_hyper_values:
-        positive = [h in op.positive for h in op.hyper_names]
-
-        def valid(values):
-            for value, pos in zip(values, positive):
-                low, high = float(value.min()), float(value.max())
-                if not (low > (0.0 if pos else -np.inf) and high < np.inf):
-                    return False
-            return True
-
-        return valid
+    hyperparameter values (:func:`~.target.fast_validity`, else the op's own
+    ``check_hyper_values``, False when it raises)."""
+    fast = fast_validity(op, CollapsedLikelihoodRV,
+                         [h in op.positive for h in op.hyper_names])
 
     def valid(values):
+        if fast(values):
+            return True
         try:
             op.check_hyper_values(values, name)
         except ValueError:
