@@ -23,8 +23,11 @@ For each: the sampling time PyMC reports (the chains' loop, ``cores=1``), the
 per-iteration time of each step (wrapped with a timer) and of the rest of PyMC's
 loop (trace recording, Deterministics, the point dictionaries), the bulk ESS
 (ArviZ) of the number of blocks, the entropy of block sizes, alpha and sigma, and
-the minimum ESS per second over those four. Timings on a shared machine are noisy:
-the ratios within one run are what to read.
+the minimum ESS per second over those four. Then the cost of one NUTS gradient of
+the collapsed likelihood against one conditional evaluation of the slice step, for
+N = 300, 3000, 30000. Timings on a shared machine are noisy: the ratios within one
+run are what to read. The seeds data are read from ``$PMP_DATA_DIR`` (or downloaded
+once; see ``pmp.datasets``).
 """
 
 import argparse
@@ -137,6 +140,50 @@ def report(name, rows):
         print(f"| {r['assignment']} | {parts} | {r['loop']:.0f} | {total:.0f} |")
 
 
+def gradient_cost(sizes=(300, 3000, 30000), d=2, k=5, reps=200):
+    """NUTS's cost per gradient of a collapsed likelihood against the slice step's
+    cost per conditional evaluation, as N grows with K fixed: the PyTensor log
+    density (segment sums over the N rows) and its gradient are O(N D); the
+    statistics path is O(K D) after an O(N D) load once per iteration."""
+    import pytensor.tensor as pt
+
+    print("\n### Cost per evaluation as N grows (D = 2, K = 5 blocks)\n")
+    print("| N | NUTS: logp + gradient (µs) | HyperSlice: conditional from statistics (µs) "
+          "| HyperSlice: statistics load (µs) |")
+    print("| ---: | ---: | ---: | ---: |")
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        Y = rng.normal(size=(n, d))
+        with pm.Model() as model:
+            z = pmp.CRP("z", alpha=1.0, n=n)
+            sigma = pm.HalfNormal("sigma", 2.0)
+            pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=5.0, sigma=sigma, observed=Y)
+        values = model.rvs_to_values
+        logp = model.logp(vars=[sigma, model["y"]])
+        fn = model.compile_fn([logp, pt.grad(logp, values[sigma])],
+                              inputs=[values[z], values[sigma]], point_fn=False)
+        fn.trust_input = True
+        labels = pmp.canonicalize(rng.integers(0, k, n))
+        point = dict(model.initial_point(), z=labels)
+        step = pmp.HyperSlice([sigma], model=model)
+        terms = step._terms[0]
+
+        def load():
+            terms._labels = None
+            terms.load(point, terms.inputs(point))
+
+        load()
+        out = []
+        for f in (lambda: fn(labels, point["sigma_log__"]),
+                  lambda: step.log_conditional(point, "sigma_log__"), load):
+            f()
+            start = time.perf_counter()
+            for _ in range(reps):
+                f()
+            out.append((time.perf_counter() - start) / reps * 1e6)
+        print(f"| {n} | {out[0]:.0f} | {out[1]:.0f} | {out[2]:.0f} |")
+
+
 def main(draws=1000, tune=500, chains=4, seed=7):
     for name, make in [("README quickstart (N = 300, D = 2)", quickstart_model),
                        ("seeds (N = 210, D = 7)", seeds_model)]:
@@ -147,6 +194,7 @@ def main(draws=1000, tune=500, chains=4, seed=7):
         rows = [run(model, a, draws, tune, chains, seed)
                 for a in ("today", "default", "default, 1 sweep")]
         report(name, rows)
+    gradient_cost()
 
 
 if __name__ == "__main__":

@@ -36,7 +36,11 @@ from pymc_partitions.kernels.hyperparameters import (
     normal_log_likelihood,
     normal_params,
 )
-from pymc_partitions.step_methods.hyperparameters import prior_log_density, slice_update
+from pymc_partitions.step_methods.hyperparameters import (
+    kernel_prior_log_density,
+    prior_log_density,
+    slice_update,
+)
 from pymc_partitions.step_methods.target import PartitionModelError
 
 LOG_GRID = np.linspace(-14.0, 5.0, 700)
@@ -214,6 +218,9 @@ def test_prior_from_block_sizes_equals_model_logp(prior):
         sizes = np.bincount(labels)[np.bincount(labels) > 0].astype(float)
         ours = prior_log_density(z.owner.op, values, sizes, n)
         assert np.isclose(ours, float(logp(labels, *vals)), rtol=1e-10, atol=1e-10)
+        # The generic path (the prior's numba log_prior), for priors without a closed form.
+        generic = kernel_prior_log_density(z.owner.op, values, sizes, n)
+        assert np.isclose(generic, ours, rtol=1e-10, atol=1e-10)
     # Outside the support: -inf, no error.
     if prior == "pitman_yor":
         assert prior_log_density(z.owner.op, [np.float64(-0.5), np.float64(0.3)],

@@ -56,25 +56,47 @@ def _total(state, params, stats):
 
 
 @primitive
-def normal_params(mu0, tau, sigma, n):
-    """:func:`pymc_partitions.kernels.components.normal.make_params` in numba:
-    (D,) float64 mu0, tau, sigma; tables for block sizes 0..n."""
+def _normal_row(params, m):
+    w, prec, lognorm = params.by_size_w, params.by_size_prec, params.by_size_lognorm
+    acc = 0.0
+    for d in range(w.shape[1]):
+        w[m, d] = 1.0 / (1.0 / params.tau2[d] + m * params.inv_sigma2[d])
+        v = params.sigma2[d] + w[m, d]
+        prec[m, d] = 1.0 / v
+        acc += np.log(v)
+    lognorm[m] = -0.5 * (LOG_2PI * w.shape[1] + acc)
+
+
+@primitive
+def _normal_record(mu0, tau, sigma, n):
+    # Tables allocated, not filled.
     D = mu0.shape[0]
     tau2 = tau * tau
     sigma2 = sigma * sigma
-    inv_sigma2 = 1.0 / sigma2
-    w = np.empty((n + 1, D))
-    prec = np.empty((n + 1, D))
-    lognorm = np.empty(n + 1)
+    return NormalParams(mu0.copy(), tau2, sigma2, mu0 / tau2, 1.0 / sigma2,
+                        np.empty((n + 1, D)), np.empty((n + 1, D)), np.empty(n + 1))
+
+
+@primitive
+def normal_params(mu0, tau, sigma, n):
+    """:func:`pymc_partitions.kernels.components.normal.make_params` in numba:
+    (D,) float64 mu0, tau, sigma; tables for block sizes 0..n."""
+    params = _normal_record(mu0, tau, sigma, n)
     for m in range(n + 1):
-        acc = 0.0
-        for d in range(D):
-            w[m, d] = 1.0 / (1.0 / tau2[d] + m * inv_sigma2[d])
-            v = sigma2[d] + w[m, d]
-            prec[m, d] = 1.0 / v
-            acc += np.log(v)
-        lognorm[m] = -0.5 * (LOG_2PI * D + acc)
-    return NormalParams(mu0.copy(), tau2, sigma2, mu0 / tau2, inv_sigma2, w, prec, lognorm)
+        _normal_row(params, m)
+    return params
+
+
+@primitive
+def normal_params_for(mu0, tau, sigma, n, state):
+    """:func:`normal_params` with only the table rows the state's blocks read (their
+    sizes and 0, for the new-block slot): O(K D), not O(n D). Enough for
+    ``refresh_blocks`` and ``log_marginal`` on this state; nothing else."""
+    params = _normal_record(mu0, tau, sigma, n)
+    _normal_row(params, 0)
+    for a in range(state.counts[0]):
+        _normal_row(params, state.sizes[state.active[a]])
+    return params
 
 
 @primitive
@@ -92,7 +114,7 @@ def normal_log_likelihood(mu0, tau, sigma, n, state, stats):
     finite and tau, sigma positive and finite (the likelihood's support)."""
     if not (_all_finite(mu0, False) and _all_finite(tau, True) and _all_finite(sigma, True)):
         return -np.inf
-    return _total(state, normal_params(mu0, tau, sigma, n), stats)
+    return _total(state, normal_params_for(mu0, tau, sigma, n, state), stats)
 
 
 @allocating_entry
@@ -150,5 +172,6 @@ __all__ = [
     "normal_assign",
     "normal_log_likelihood",
     "normal_params",
+    "normal_params_for",
     "sizes_arrays",
 ]

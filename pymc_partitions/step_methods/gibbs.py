@@ -9,6 +9,8 @@ from pymc_partitions.step_methods.base import PartitionStep
 
 #: Item updates per draw of ``Gibbs(n_sweeps="auto")`` (see :class:`Gibbs`).
 ITEMS_PER_DRAW = 2000
+#: At most this many sweeps per draw with ``"auto"`` (small n: see :class:`Gibbs`).
+MAX_AUTO_SWEEPS = 20
 
 
 class Gibbs(PartitionStep):
@@ -32,8 +34,10 @@ class Gibbs(PartitionStep):
         The partition variable (one per step).
     n_sweeps : int or "auto", default "auto"
         Gibbs sweeps per draw. ``"auto"``: ``max(1, round(ITEMS_PER_DRAW / n))``
-        sweeps (:data:`ITEMS_PER_DRAW` = 2000 item updates), fixed when the step is
-        built. Why: once the hyperparameters are updated by
+        sweeps (:data:`ITEMS_PER_DRAW` = 2000 item updates), at most
+        :data:`MAX_AUTO_SWEEPS` = 20 (below n = 100 the iteration's fixed costs
+        are the same while 2000 updates would cost more than all of them), fixed
+        when the step is built. Why: once the hyperparameters are updated by
         :class:`~pymc_partitions.EscobarWest` / :class:`~pymc_partitions.HyperSlice`
         (~50 and ~300 µs per iteration) instead of NUTS (~1.5 ms), the rest of an
         iteration (those steps, this step's fixed cost of reading the
@@ -75,7 +79,7 @@ class Gibbs(PartitionStep):
                 raise type(err)(f"{err} Or \"auto\" (the default).") from None
         super().__init__(vars, **kwargs)
         if auto:
-            self.n_sweeps = max(1, round(ITEMS_PER_DRAW / self.target.n))
+            self.n_sweeps = min(MAX_AUTO_SWEEPS, max(1, round(ITEMS_PER_DRAW / self.target.n)))
 
     @staticmethod
     def competence(var, has_grad=None):

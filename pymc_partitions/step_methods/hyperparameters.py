@@ -239,6 +239,12 @@ def prior_log_density(op, values, sizes, n):
     fast = PRIOR_FROM_SIZES.get(type(op))
     if fast is not None:
         return fast(values, sizes, n)
+    return kernel_prior_log_density(op, values, sizes, n)
+
+
+def kernel_prior_log_density(op, values, sizes, n):
+    """:func:`prior_log_density` through the prior's numba ``log_prior`` (any
+    partition prior; builds its kernel params, e.g. the MFM's O(n kmax) table)."""
     try:
         op.check_hyper_values(values, "prior")
         prior_params = op.kernel_prior_params(values, n)
@@ -801,6 +807,7 @@ __all__ = [
     "HyperparameterStep",
     "gamma_prior_of_concentration",
     "hyper_children",
+    "kernel_prior_log_density",
     "prior_log_density",
     "slice_update",
     "unsupported_reason",
