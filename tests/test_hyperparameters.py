@@ -119,7 +119,7 @@ def test_escobar_west_crp_gamma_exact():
         alpha = pm.Gamma("alpha", 2.0, 1.5)
         z = pmp.CRP("z", alpha=alpha, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8, observed=binary_data(n, 3, 1))
-    assert_hyper_exact(model, {"alpha_log__": LOG_GRID}, {"alpha_log__": np.exp}, 1500, 1,
+    assert_hyper_exact(model, {"alpha_log__": LOG_GRID}, {"alpha_log__": np.exp}, 1000, 1,
                        ["EscobarWest:alpha_log__", "Gibbs:z"])
 
 
@@ -130,7 +130,7 @@ def test_slice_crp_halfnormal_exact():
         z = pmp.CRP("z", alpha=alpha, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8, observed=binary_data(n, 3, 2))
     assert_hyper_exact(model, {"alpha_log__": np.linspace(-25.0, 4.0, 900)},
-                       {"alpha_log__": np.exp}, 1500, 2, ["HyperSlice:alpha_log__", "Gibbs:z"])
+                       {"alpha_log__": np.exp}, 1000, 2, ["HyperSlice:alpha_log__", "Gibbs:z"])
 
 
 def test_slice_pitman_yor_alpha_and_d_exact():
@@ -141,9 +141,9 @@ def test_slice_pitman_yor_alpha_and_d_exact():
         z = pmp.PitmanYor("z", alpha=alpha, d=d, n=n)
         pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=1.0,
                             observed=two_groups(n, 2, seed=3))
-    grids = {"alpha_log__": np.linspace(-12.0, 4.0, 220),
-             "d_logodds__": np.linspace(-14.0, 7.0, 220)}
-    assert_hyper_exact(model, grids, {"alpha_log__": np.exp, "d_logodds__": expit}, 1500, 3,
+    grids = {"alpha_log__": np.linspace(-12.0, 4.0, 160),
+             "d_logodds__": np.linspace(-14.0, 7.0, 160)}
+    assert_hyper_exact(model, grids, {"alpha_log__": np.exp, "d_logodds__": expit}, 1000, 3,
                        ["HyperSlice:alpha_log__,d_logodds__", "Gibbs:z"])
 
 
@@ -153,7 +153,7 @@ def test_slice_mfm_gamma_exact():
         gamma = pm.Gamma("gamma", 2.0, 2.0)
         z = pmp.MFM("z", n=n, gamma=gamma)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.5, observed=binary_data(n, 3, 4))
-    assert_hyper_exact(model, {"gamma_log__": LOG_GRID}, {"gamma_log__": np.exp}, 1500, 4,
+    assert_hyper_exact(model, {"gamma_log__": LOG_GRID}, {"gamma_log__": np.exp}, 1000, 4,
                        ["HyperSlice:gamma_log__", "Gibbs:z"])
 
 
@@ -168,7 +168,7 @@ def test_slice_normal_sigma_exact():
         pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=sigma,
                             observed=two_groups(n, 2, seed=7, spread=1.0))
     assert_hyper_exact(model, {"sigma_log__": np.linspace(-9.0, 3.0, 800)},
-                       {"sigma_log__": np.exp}, 1500, 5, ["HyperSlice:sigma_log__", "Gibbs:z"])
+                       {"sigma_log__": np.exp}, 1000, 5, ["HyperSlice:sigma_log__", "Gibbs:z"])
 
 
 def test_slice_beta_bernoulli_a_and_b_exact():
@@ -178,8 +178,8 @@ def test_slice_beta_bernoulli_a_and_b_exact():
         a = pm.Gamma("a", 2.0, 2.0)
         b = pm.Gamma("b", 2.0, 2.0)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=a, b=b, observed=binary_data(n, 4, 6))
-    grids = {"a_log__": np.linspace(-10.0, 3.5, 200), "b_log__": np.linspace(-10.0, 3.5, 200)}
-    assert_hyper_exact(model, grids, {"a_log__": np.exp, "b_log__": np.exp}, 1500, 6,
+    grids = {"a_log__": np.linspace(-10.0, 3.5, 150), "b_log__": np.linspace(-10.0, 3.5, 150)}
+    assert_hyper_exact(model, grids, {"a_log__": np.exp, "b_log__": np.exp}, 1000, 6,
                        ["HyperSlice:a_log__,b_log__", "Gibbs:z"])
 
 
