@@ -153,35 +153,40 @@ def gradient_cost(sizes=(300, 3000, 30000), d=2, k=5, reps=200):
     print("| ---: | ---: | ---: | ---: |")
     rng = np.random.default_rng(0)
     for n in sizes:
-        Y = rng.normal(size=(n, d))
-        with pm.Model() as model:
-            z = pmp.CRP("z", alpha=1.0, n=n)
-            sigma = pm.HalfNormal("sigma", 2.0)
-            pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=5.0, sigma=sigma, observed=Y)
-        values = model.rvs_to_values
-        logp = model.logp(vars=[sigma, model["y"]])
-        fn = model.compile_fn([logp, pt.grad(logp, values[sigma])],
-                              inputs=[values[z], values[sigma]], point_fn=False)
-        fn.trust_input = True
-        labels = pmp.canonicalize(rng.integers(0, k, n))
-        point = dict(model.initial_point(), z=labels)
-        step = pmp.HyperSlice([sigma], model=model)
-        terms = step._terms[0]
-
-        def load():
-            terms._labels = None
-            terms.load(point, terms.inputs(point))
-
-        load()
-        out = []
-        for f in (lambda: fn(labels, point["sigma_log__"]),
-                  lambda: step.log_conditional(point, "sigma_log__"), load):
-            f()
-            start = time.perf_counter()
-            for _ in range(reps):
-                f()
-            out.append((time.perf_counter() - start) / reps * 1e6)
+        out = _costs(n, d, k, reps, rng, pt)
         print(f"| {n} | {out[0]:.0f} | {out[1]:.0f} | {out[2]:.0f} |")
+
+
+def _costs(n, d, k, reps, rng, pt):
+    Y = rng.normal(size=(n, d))
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        sigma = pm.HalfNormal("sigma", 2.0)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=5.0, sigma=sigma, observed=Y)
+    values = model.rvs_to_values
+    logp = model.logp(vars=[sigma, model["y"]])
+    fn = model.compile_fn([logp, pt.grad(logp, values[sigma])],
+                          inputs=[values[z], values[sigma]], point_fn=False)
+    fn.trust_input = True
+    labels = pmp.canonicalize(rng.integers(0, k, n))
+    point = dict(model.initial_point(), z=labels)
+    step = pmp.HyperSlice([sigma], model=model)
+    terms = step._terms[0]
+
+    def load():
+        terms._labels = None
+        terms.load(point, terms.inputs(point))
+
+    load()
+    out = []
+    for f in (lambda: fn(labels, point["sigma_log__"]),
+              lambda: step.log_conditional(point, "sigma_log__"), load):
+        f()
+        start = time.perf_counter()
+        for _ in range(reps):
+            f()
+        out.append((time.perf_counter() - start) / reps * 1e6)
+    return out
 
 
 def main(draws=1000, tune=500, chains=4, seed=7):

@@ -23,7 +23,7 @@ import pymc as pm
 import pytest
 from helpers import assert_exact, binary_data, exact_hyper_means, exact_posterior, two_groups
 from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
-from pymc.step_methods.compound import CompoundStep, Competence
+from pymc.step_methods.compound import Competence, CompoundStep
 from scipy.special import expit
 
 import pymc_partitions as pmp

@@ -32,11 +32,15 @@ unconstrained value scale).
 
 **The statistics.** Each :class:`HyperSlice` instance keeps its own kernel state per
 likelihood it reads, rebuilt from the partition's labels when they changed since
-the step's last iteration: O(N D) once per iteration (one ``add`` per item), against
-O(N K D) per Gibbs sweep. Sharing the partition step's kernel state instead would
-couple two step objects that PyMC creates, copies (``cores=1`` on PyMC 5), pickles
-(``cores>1``) and reuses across chains (PyMC 6) independently; the rebuild was
-measured at a few per cent of a sweep (``examples/benchmark_hyperparameters.py``).
+the step's last iteration: O(N D) once per iteration (one ``add`` per item, ~0.1 µs
+each), against O(N K D) per Gibbs sweep; then every evaluation of the conditional is
+O(K D) (for the Normal, ~35 µs at N = 300, 3000 and 30000 alike, K = 5, D = 2; the
+load ~0.1, 0.5 and 5 ms, about one sweep's item loop without the K predictive
+terms; ``examples/benchmark_hyperparameters.py``). Sharing the partition step's
+kernel state instead would save that load but couple two step objects that PyMC
+creates, pickles (``cores>1``) and reuses across chains (PyMC 6) independently, and
+PyMC runs the compound step's members in an order the user may change: the rebuild
+keeps each step correct on its own.
 """
 
 import math
@@ -138,14 +142,12 @@ def unsupported_reason(model, rv):
 
 def _strip(var):
     """``var`` without the casts and no-op views PyTensor wraps around an input."""
-    from pytensor.tensor.elemwise import DimShuffle, Elemwise
     from pytensor.scalar.basic import Cast, Identity
+    from pytensor.tensor.elemwise import DimShuffle, Elemwise
 
     while var.owner is not None:
         op = var.owner.op
-        if isinstance(op, Elemwise) and isinstance(op.scalar_op, Cast | Identity):
-            var = var.owner.inputs[0]
-        elif isinstance(op, DimShuffle) and var.ndim == var.owner.inputs[0].ndim:
+        if isinstance(op, Elemwise) and isinstance(op.scalar_op, Cast | Identity) or isinstance(op, DimShuffle) and var.ndim == var.owner.inputs[0].ndim:
             var = var.owner.inputs[0]
         else:
             break
@@ -379,7 +381,7 @@ class _PartitionTerms:
             except (ValueError, FloatingPointError, np.linalg.LinAlgError):
                 return -np.inf
             acc += float(log_likelihood_total(state, params, stats))
-        return acc if acc == acc else -np.inf  # NaN: outside the support
+        return -np.inf if math.isnan(acc) else acc  # NaN: outside the support
 
 
 def _fast_likelihood(op):
@@ -714,10 +716,10 @@ class HyperSlice(HyperparameterStep):
             flat = current.reshape(-1)
             widths = self._width.setdefault(name, np.full(flat.shape[0], self.w0))
             for e in range(flat.shape[0]):
-                def logf(x, e=e):
+                def logf(x, e=e, flat=flat, name=name, shape=current.shape):
                     trial = flat.copy()
                     trial[e] = x
-                    values[name] = trial.reshape(current.shape)
+                    values[name] = trial.reshape(shape)
                     return self.log_conditional(values, name)
 
                 values[name] = flat.reshape(current.shape)
@@ -763,7 +765,7 @@ def slice_update(logf, x0, f0, w, max_steps, rng):
     y = f0 - rng.exponential()  # log of a uniform height under f(x0)
     left = x0 - w * rng.random()
     right = left + w
-    j = int(math.floor(max_steps * rng.random()))
+    j = math.floor(max_steps * rng.random())
     k = max_steps - 1 - j
     evals = 0
     while j > 0:
