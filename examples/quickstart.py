@@ -3,8 +3,8 @@
 Run:  python examples/quickstart.py [path/to/similarity.png]
 
 A Dirichlet-process (CRP) mixture of Normals with the block means integrated out:
-NUTS samples the concentration alpha and the noise scale sigma, pmp.Gibbs samples
-the partition. Then the posterior over partitions is summarised:
+pmp.Gibbs samples the partition, pmp.EscobarWest the concentration alpha and
+pmp.HyperSlice the noise scale sigma (pm.sample assigns all three by itself). Then the posterior over partitions is summarised:
 
 1. convergence on label-invariant statistics (az.summary);
 2. the partition minimising the posterior expected variation of information

@@ -58,7 +58,9 @@ from pymc_partitions.distributions import (
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
     CoupledGibbs,
+    EscobarWest,
     Gibbs,
+    HyperSlice,
     ImpossibleConditionalError,
     PartitionModelError,
     SplitMerge,
@@ -92,7 +94,9 @@ __all__ = [
     "KMeansEnergy",
     # step methods
     "CoupledGibbs",
+    "EscobarWest",
     "Gibbs",
+    "HyperSlice",
     "ImpossibleConditionalError",
     "PartitionModelError",
     "SplitMerge",

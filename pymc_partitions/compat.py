@@ -36,7 +36,9 @@ warnings           "Numba will use object mode" notice, for our  PyTensor has no
 step_assignment_   ``pymc.sampling.mcmc.assign_step_methods``    none: the step classes are
 checks             wrapped: a partition given to a step that is  PyMC's or the user's, so
                    not a partition step (``pm.Metropolis``...)   nothing of ours runs when
-                   is refused with the reason and the fix        one gets a partition
+                   is refused with the reason and the fix; the   one gets a partition; and
+                   model is made visible to ``competence``       ``competence`` sees only
+                   (:func:`assigning_model`)                     the variable
 log_likelihood     ``pymc.stats.log_density.compute_log_         none: PyMC evaluates each
                    likelihood`` wrapped (and the names           observed variable's own
                    ``pm.compute_log_likelihood``, ``pymc.stats.  elementwise logp, one
@@ -79,6 +81,7 @@ the tests pick the entry up by themselves. The replacement gets ``__wrapped__`` 
 ``__pmp_patch__`` (the entry's name); installing twice wraps once.
 """
 
+import contextvars
 import hashlib
 import importlib
 import inspect
@@ -345,9 +348,11 @@ def register_step_methods(classes):
 
 
 def _register_our_steps():
-    from pymc_partitions.step_methods import Gibbs
+    from pymc_partitions.step_methods import EscobarWest, Gibbs, HyperSlice
 
-    register_step_methods([Gibbs])
+    # EscobarWest before HyperSlice: both are IDEAL for a CRP concentration with a
+    # Gamma prior, and PyMC keeps the first of equally competent steps.
+    register_step_methods([Gibbs, EscobarWest, HyperSlice])
 
 
 # --- convergence_checks ------------------------------------------------------------------
@@ -507,12 +512,35 @@ def _step_assignment_wrapper(original):
     signature = inspect.signature(original)
 
     def assign_step_methods(*args, **kwargs):
-        provided, selected = original(*args, **kwargs)
-        check_partition_steps(signature.bind_partial(*args, **kwargs).arguments["model"],
-                              provided, selected)
+        model = signature.bind_partial(*args, **kwargs).arguments["model"]
+        token = _ASSIGNING_MODEL.set(model)
+        try:
+            provided, selected = original(*args, **kwargs)
+        finally:
+            _ASSIGNING_MODEL.reset(token)
+        check_partition_steps(model, provided, selected)
         return provided, selected
 
     return assign_step_methods
+
+
+#: The model whose variables ``assign_step_methods`` is assigning (set by the
+#: wrapper around it): PyMC calls a step class's ``competence(var, has_grad)`` with
+#: the random variable alone, but whether a hyperparameter step is exact depends on
+#: which other terms of the model read the variable.
+_ASSIGNING_MODEL = contextvars.ContextVar("pmp_assigning_model", default=None)
+
+
+def assigning_model():
+    """The model ``pm.sample`` is assigning step methods for (inside a step class's
+    ``competence``), else the model in context, else None."""
+    model = _ASSIGNING_MODEL.get()
+    if model is not None:
+        return model
+    try:
+        return pymc.modelcontext(None)
+    except TypeError:
+        return None
 
 
 def install_step_assignment_checks():

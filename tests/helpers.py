@@ -109,6 +109,40 @@ def exact_posterior(model, z="z", grids=None):
         depend on; a group's terms are integrated over the product of its grids
         with trapezoid weights (the Jacobians are in the terms).
     """
+    partitions, groups = _grouped_log_terms(model, z, grids)
+    total = np.zeros(len(partitions))
+    for _, _, log_w, vals in groups:
+        total += logsumexp(vals + log_w, axis=tuple(range(1, vals.ndim)))
+    return Exact(partitions, total - logsumexp(total))
+
+
+def exact_hyper_means(model, functions, z="z", grids=None):
+    """Exact posterior means E[f(v) | data] of functions of free variables other than z.
+
+    functions : dict, value-variable name -> f, a vectorised function of the value
+        on its grid (e.g. ``{"alpha_log__": np.exp}`` for the mean of alpha).
+    grids : as for :func:`exact_posterior` (the same trapezoid quadrature).
+    """
+    partitions, groups = _grouped_log_terms(model, z, grids)
+    integrals = [logsumexp(vals + log_w, axis=tuple(range(1, vals.ndim)))
+                 for _, _, log_w, vals in groups]
+    out = {}
+    for name, f in functions.items():
+        g = next(i for i, group in enumerate(groups) if name in group[0])
+        names, axes, log_w, vals = groups[g]
+        rest = sum(integrals[:g] + integrals[g + 1:], np.zeros(len(partitions)))
+        joint = vals + log_w + rest.reshape((-1,) + (1,) * (vals.ndim - 1))
+        weights = np.exp(joint - logsumexp(joint))
+        axis = names.index(name)
+        marginal = weights.sum(axis=tuple(i for i in range(vals.ndim) if i != axis + 1))
+        out[name] = float(np.sum(marginal * f(axes[axis])))
+    return out
+
+
+def _grouped_log_terms(model, z, grids):
+    """``(partitions, groups)``: every set partition of n items, and per group of
+    terms sharing free variables ``(names, axes, log trapezoid weights (grid shape),
+    log density (B, *grid shape))``, each partition's terms on the product grid."""
     if model.potentials:
         raise ValueError(f"exact_posterior: potentials are not supported ({model.potentials})")
     grids = dict(grids or {})
@@ -133,21 +167,50 @@ def exact_posterior(model, z="z", grids=None):
             names |= other[0]
             rvs += other[1]
         merged.append((names, rvs))
-    total = np.zeros(len(partitions))
+    out = []
     for names, rvs in merged:
         names = sorted(names)
         values = [next(v for v in others if v.name == name) for name in names]
-        fn = compiled_logp(model, rvs, [z_value, *values])
         axes = [np.asarray(grids[name], dtype=float) for name in names]
         log_w = sum(np.ix_(*[_log_trapezoid(a) for a in axes])) if axes else np.zeros(())
-        dtypes = [v.dtype for v in values]
-        for b, labels in enumerate(partitions):
-            vals = np.empty(log_w.shape)
-            for idx in itertools.product(*[range(a.size) for a in axes]):
-                args = [np.asarray(a[i], dtype=t) for a, i, t in zip(axes, idx, dtypes)]
-                vals[idx] = float(fn(labels, *args))
-            total[b] += logsumexp(vals + log_w)
-    return Exact(partitions, total - logsumexp(total))
+        shape = tuple(a.size for a in axes)
+        vals = np.empty((len(partitions), *shape))
+        batched = _batched_logp(model, rvs, z_value, values)
+        if batched is not None:
+            mesh = [np.ascontiguousarray(m.ravel(), dtype=v.dtype)
+                    for m, v in zip(np.meshgrid(*axes, indexing="ij"), values)]
+            for b, labels in enumerate(partitions):
+                vals[b] = np.asarray(batched(labels, *mesh)).reshape(shape)
+        else:
+            fn = compiled_logp(model, rvs, [z_value, *values])
+            dtypes = [v.dtype for v in values]
+            for b, labels in enumerate(partitions):
+                for idx in itertools.product(*[range(a.size) for a in axes]):
+                    args = [np.asarray(a[i], dtype=t) for a, i, t in zip(axes, idx, dtypes)]
+                    vals[(b, *idx)] = float(fn(labels, *args))
+        out.append((names, axes, log_w, vals))
+    return partitions, out
+
+
+def _batched_logp(model, rvs, z_value, values):
+    """The terms' log density as a function of (labels, one flat vector per scalar
+    variable in ``values``), vectorised over the grid points (``vectorize_graph``),
+    or None when a variable is not a scalar or the graph does not vectorise (the
+    caller then loops over the grid)."""
+    if not values or any(v.ndim != 0 for v in values):
+        return None
+    from pytensor.graph.replace import vectorize_graph
+    import pytensor.tensor as pt
+
+    try:
+        terms = model.logp(vars=rvs, jacobian=True, sum=False)
+        total = pt.add(*[t.sum() for t in terms]) if len(terms) > 1 else terms[0].sum()
+        batch = [pt.vector(f"{v.name}_grid", dtype=v.dtype) for v in values]
+        out = vectorize_graph(total, dict(zip(values, batch)))
+        return model.compile_fn(out, inputs=[z_value, *batch], point_fn=False,
+                                on_unused_input="ignore")
+    except Exception:  # noqa: BLE001 - any failure: the loop is the reference
+        return None
 
 
 def _log_trapezoid(grid):

@@ -337,6 +337,29 @@ step_case("CoupledGibbs.scan-systematic-with-split_merge",
           lambda m: pmp.CoupledGibbs([m["z"]], scan="systematic", split_merge=True), VE, "scan")
 
 
+# Hyperparameter steps (issue 17): step_model's "a" is a Gamma concentration read by
+# the CRP alone (EscobarWest's and HyperSlice's).
+for step in (pmp.EscobarWest, pmp.HyperSlice):
+    name = step.__name__
+    for label, vars_, error in [
+        ("None", lambda m: None, TE), ("empty", lambda m: [], VE), ("name", lambda m: "a", TE),
+        ("name-list", lambda m: ["a"], TE), ("array", lambda m: [np.zeros(N)], TE),
+        ("partition", lambda m: [m["z"]], PartitionModelError),
+        ("DataArray", lambda m: xr.DataArray([1]), TE),
+    ]:
+        step_case(f"{name}.vars-{label}", lambda m, s=step, v=vars_: s(v(m)), error, "vars")
+    step_case(f"{name}.model", lambda m, s=step: s([m["a"]], model="m"), TE, "model")
+    step_case(f"{name}.rng", lambda m, s=step: s([m["a"]], rng="seed"), TE, "rng")
+for label, value, error in NUMBER_BAD + [("zero", 0.0, VE), ("negative", -1.0, VE)]:
+    step_case(f"HyperSlice.w-{label}", lambda m, v=value: pmp.HyperSlice([m["a"]], w=v), error,
+              "w")
+for label, value, error in COUNT_BAD:
+    step_case(f"HyperSlice.max_steps-{label}",
+              lambda m, v=value: pmp.HyperSlice([m["a"]], max_steps=v), error, "max_steps")
+step_case("Gibbs.n_sweeps-other-str", lambda m: pmp.Gibbs([m["z"]], n_sweeps="many"), TE,
+          "n_sweeps")
+
+
 # ---------------------------------------------------------------------- pm.sample
 def sample_case(label, make_kwargs, error, arg):
     def call():
@@ -763,7 +786,7 @@ def test_the_table_covers_every_public_constructor_and_step():
     ids = " ".join(p.id for p in CASES)
     public = [
         "CRP", "PitmanYor", "FixedBlocks", "MFM", "ProperColoring", "IRM", "KMeansEnergy",
-        "Gibbs", "SplitMerge", "CoupledGibbs",
+        "Gibbs", "SplitMerge", "CoupledGibbs", "EscobarWest", "HyperSlice",
         *[n for n in pmp.__all__ if n.startswith("Collapsed")],
         "point_estimate", "dahl_estimate", "expected_loss", "credible_ball",
         "similarity_matrix", "add_partition_statistics", "sample_block_parameters",

@@ -96,17 +96,27 @@ def test_every_caller_of_a_wrapped_function_is_fingerprinted(patch):
 
 def test_step_registration_assigns_partitions_to_gibbs():
     """The public entry (``STEP_METHODS``) by behaviour: PyMC's own assignment picks
-    pmp.Gibbs for a partition and NUTS for the rest."""
+    pmp.Gibbs for a partition, pmp.EscobarWest for a Gamma concentration read by the
+    CRP alone, and NUTS for a variable with other children; the model reaches the
+    steps' ``competence`` through the step_assignment_checks wrapper."""
     from pymc.sampling.mcmc import assign_step_methods
 
-    assert pmp.Gibbs in pm.step_methods.STEP_METHODS
+    for step in (pmp.Gibbs, pmp.EscobarWest, pmp.HyperSlice):
+        assert step in pm.step_methods.STEP_METHODS
     with pm.Model() as model:
         alpha = pm.Gamma("alpha", 1.0, 1.0)
         pmp.CRP("z", alpha=alpha, n=4)
     _, selected = assign_step_methods(model)
     by_name = {cls.__name__: sorted(v.name for v in value_vars) for cls, value_vars in
                selected.items()}
+    assert by_name == {"Gibbs": ["z"], "EscobarWest": ["alpha_log__"]}, by_name
+    with model:
+        pm.Normal("w", alpha, 1.0, observed=[0.5])
+    _, selected = assign_step_methods(model)
+    by_name = {cls.__name__: sorted(v.name for v in value_vars) for cls, value_vars in
+               selected.items()}
     assert by_name == {"Gibbs": ["z"], "NUTS": ["alpha_log__"]}, by_name
+    assert compat.assigning_model() is None  # reset after the call, no model in context
 
 
 def test_object_mode_filter_matches_pytensors_message_for_every_op():

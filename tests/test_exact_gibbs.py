@@ -48,7 +48,8 @@ def test_beta_bernoulli_alpha_sampled_by_nuts():
         alpha = pm.Gamma("alpha", 1.0, 1.0)
         z = pmp.CRP("z", alpha=alpha, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 21))
-    assert_exact(model, draws=2000, seed=21, grids=ALPHA_GRID)
+        nuts = pm.NUTS([alpha])  # explicitly: pm.sample would pick pmp.EscobarWest
+    assert_exact(model, draws=2000, seed=21, grids=ALPHA_GRID, step=[nuts])
 
 
 def test_normal_alpha_and_sigma_sampled_by_nuts():
@@ -59,8 +60,9 @@ def test_normal_alpha_and_sigma_sampled_by_nuts():
         sigma = pm.HalfNormal("sigma", 1.0)
         pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=sigma,
                             observed=two_groups(n, 2, seed=31))
+        nuts = pm.NUTS([alpha, sigma])  # explicitly: pm.sample would pick EscobarWest, HyperSlice
     grids = ALPHA_GRID | {"sigma_log__": np.linspace(-8.0, 4.0, 800)}
-    assert_exact(model, draws=2000, seed=31, grids=grids)
+    assert_exact(model, draws=2000, seed=31, grids=grids, step=[nuts])
 
 
 def block_gibbs_move(rng, chain):

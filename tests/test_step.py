@@ -33,13 +33,16 @@ def run(model, **kwargs):
         return pm.sample(**kwargs)
 
 
-def test_pm_sample_assigns_gibbs_to_crp_and_nuts_to_the_rest():
+def test_pm_sample_assigns_gibbs_to_crp_and_hyperparameter_steps_to_the_rest():
+    """Gibbs for the partition; alpha (Gamma prior, read by the CRP alone) to
+    EscobarWest and sigma (read by the collapsed likelihood alone) to HyperSlice
+    (issue 17; NUTS keeps variables with other children: test_hyperparameters.py)."""
     model = small_model()
     with model:
         _, selected = pm.sampling.mcmc.assign_step_methods(model)
     kinds = {cls.__name__: [v.name for v in vars] for cls, vars in selected.items()}
-    assert kinds["Gibbs"] == ["z"]
-    assert set(kinds["NUTS"]) == {"alpha_log__", "sigma_log__"}
+    assert kinds == {"Gibbs": ["z"], "EscobarWest": ["alpha_log__"],
+                     "HyperSlice": ["sigma_log__"]}
     assert pmp.Gibbs.competence(model["z"], False) == Competence.IDEAL
     assert pmp.Gibbs.competence(model["alpha"], True) == Competence.INCOMPATIBLE
 
@@ -76,6 +79,7 @@ def test_log_joint_stat_is_the_collapsed_log_joint():
 
 
 def test_same_seed_same_draws_cores_1_and_2():
+    """Gibbs, EscobarWest and HyperSlice (the default assignment) alike."""
     model = small_model()
     a = run(model, random_seed=123, cores=1)
     b = run(model, random_seed=123, cores=2)

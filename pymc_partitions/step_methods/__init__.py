@@ -1,19 +1,24 @@
-"""Step methods: the partition samplers, PyMC ``BlockedStep`` subclasses.
+"""Step methods: the partition samplers and the hyperparameter steps, PyMC
+``BlockedStep`` subclasses.
 
 One move per module; each is a thin class over its numba kernel in
-:mod:`pymc_partitions.kernels`.
+:mod:`pymc_partitions.kernels`. :mod:`.hyperparameters` updates the continuous
+variables read only by partition priors and collapsed likelihoods.
 """
 
 from pymc_partitions.kernels.errors import ImpossibleConditionalError
 from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.gibbs import Gibbs
+from pymc_partitions.step_methods.hyperparameters import EscobarWest, HyperSlice
 from pymc_partitions.step_methods.split_merge import SplitMerge
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
 __all__ = [
     "CoupledGibbs",
+    "EscobarWest",
     "Gibbs",
+    "HyperSlice",
     "ImpossibleConditionalError",
     "PartitionModelError",
     "PartitionStep",

@@ -98,6 +98,13 @@ class PartitionTarget:
             self.hyper_counts.append(len(exprs))
             hyper_exprs.extend(exprs)
         self._compile_hypers(model, hyper_exprs, compile_kwargs)
+        self._prior_valid = fast_validity(self.prior_op, PartitionPriorRV,
+                                          [True] * self.n_prior_hypers)
+        self._lik_valid = [
+            fast_validity(lik.owner.op, CollapsedLikelihoodRV,
+                          [h in lik.owner.op.positive for h in lik.owner.op.hyper_names])
+            for lik in self.likelihoods
+        ]
         self._observed = [model.rvs_to_values[lik] for lik in self.likelihoods]
         self._sources = [None] * len(self.likelihoods)
         self.data = [None] * len(self.likelihoods)
@@ -206,12 +213,14 @@ class PartitionTarget:
         if self._last_values is not None and _same(values, self._last_values):
             return values, self._params[0], self._params[1]
         prior_values = values[: self.n_prior_hypers]
-        self.prior_op.check_hyper_values(prior_values, f"partition '{self.rv.name}'")
+        if not self._prior_valid(prior_values):  # the op's check raises, with its message
+            self.prior_op.check_hyper_values(prior_values, f"partition '{self.rv.name}'")
         per_lik, pos = [], self.n_prior_hypers
-        for lik, count in zip(self.likelihoods, self.hyper_counts):
+        for lik, count, valid in zip(self.likelihoods, self.hyper_counts, self._lik_valid):
             vals = values[pos : pos + count]
             pos += count
-            lik.owner.op.check_hyper_values(vals, f"'{lik.name}'")
+            if not valid(vals):
+                lik.owner.op.check_hyper_values(vals, f"'{lik.name}'")
             per_lik.append(lik.owner.op.kernel_params(vals, self.n))
         if self.constraint is not None:
             per_lik = [self.constraint.params, *per_lik]
@@ -285,6 +294,28 @@ class PartitionTarget:
             refresh_all(chain.state, params, chain.stats)
             chain.hyper_values = values
         return params, chain.stats, data
+
+
+def fast_validity(op, base, positive):
+    """``values -> bool``, True when ``op.check_hyper_values`` would accept the values.
+
+    For an op whose check is its base class's rule (finite, and positive where
+    ``positive[i]``), a check on each value's min and max, ~1 µs each (NumPy's
+    ``all``/``any`` with the error-message machinery cost ~40 µs per iteration at
+    D = 2, as much as a Gibbs sweep of a few hundred items). For any other op,
+    always False: the caller then runs the op's own check, which raises with its
+    message if the values are invalid."""
+    if type(op).check_hyper_values is not base.check_hyper_values:
+        return lambda values: False
+
+    def valid(values):
+        for value, pos in zip(values, positive):
+            low, high = float(value.min()), float(value.max())
+            if not (low > (0.0 if pos else -np.inf) and high < np.inf):
+                return False
+        return True
+
+    return valid
 
 
 def _data_source(value_var):
