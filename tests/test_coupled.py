@@ -351,8 +351,8 @@ def test_coupled_sweeps_run_on_every_target(name):
     the intersection table and d(X, Y) exact after every sweep and both chains in the
     prior's support (their log joints finite). Exactness itself is the same code path
     as the three models above; coupled split-merge updates are the single-chain
-    ``split_merge_update`` run twice (tested for every target by test_split_merge's
-    kernels), so only the Gibbs sweep is compiled here (CI time)."""
+    ``split_merge_update`` run on each chain with one (i, j) and key, exercised on the
+    three models above, so only the Gibbs sweep is compiled here (CI time)."""
     model = EVERY_TARGET[name]()
     pair = RawPair(model, seed=2)
     x0 = model.initial_point()["z"]
