@@ -263,63 +263,17 @@ def _pot_call(n_rows, n_cols, n_arcs, src, dst, cost, supply, flow):
 
 
 @routine
-def _network_simplex(n_rows, n_cols, n_arcs, ws):
-    """Min-cost flow on arcs ``ws.src[e] -> ws.dst[e]`` (e < n_arcs, rows are
-    nodes 0..n_rows-1, columns n_rows..n_rows+n_cols-1), uncapacitated, with net
-    supplies ``ws.supply[:n_rows + n_cols]`` (rows >= 0, columns <= 0) and costs
-    ``ws.cost[:n_arcs]`` (overwritten: shifted to be >= 0). Writes the optimal
-    flow to ``ws.flow[:n_arcs]``. Returns a status (``OPTIMAL``, ...).
+def _pivot_loop(n, n_arcs, ws):
+    """Pivots of the primal network simplex from the strongly feasible basis tree
+    in ``ws`` (``parent``, ``pred``, ``up``, ``tree``, ``flow``, potentials ``pi``
+    and a zeroed ``mark`` for nodes 0..n, root n) until no arc e < ``n_arcs`` has a
+    negative reduced cost. Returns ``OPTIMAL``, ``MAX_PIVOTS`` or ``INFEASIBLE``.
 
-    Setup as LEMON's for equality supplies: the root (node n) is joined to each
-    node v by an artificial arc, v -> root of cost 0 carrying v's supply if it
-    is >= 0, else root -> v of cost ``art`` carrying its demand. Zero-flow arcs
-    then point to the root: the tree is strongly feasible. ``art`` exceeds the
-    cost of any path of real arcs, so artificial flow is never optimal when the
-    problem is feasible; artificial arcs never re-enter the basis.
+    Entering arc by block search (LEMON), leaving arc by Cunningham's (1976) rule,
+    which keeps the tree strongly feasible and so rules out cycling.
     """
-    n = n_rows + n_cols
-    if n_rows * n_cols > ws.pot_above[0]:
-        return _pot_call(n_rows, n_cols, n_arcs, ws.src, ws.dst, ws.cost, ws.supply, ws.flow)
     src, dst, cost, flow, tree = ws.src, ws.dst, ws.cost, ws.flow, ws.tree
-    supply, parent, pred, up, pi, mark = ws.supply, ws.parent, ws.pred, ws.up, ws.pi, ws.mark
-    c_min = np.inf
-    c_max = -np.inf
-    for e in range(n_arcs):
-        c_min = min(c_min, cost[e])
-        c_max = max(c_max, cost[e])
-    if n_arcs == 0:
-        c_min = 0.0
-        c_max = 0.0
-    for e in range(n_arcs):
-        cost[e] -= c_min
-        flow[e] = 0.0
-        tree[e] = 0
-    art = (c_max - c_min + 1.0) * (n + 1)
-    total = 0.0
-    for v in range(n):
-        e = n_arcs + v
-        parent[v] = n
-        pred[v] = e
-        tree[e] = 1
-        if supply[v] >= 0.0:
-            src[e] = v
-            dst[e] = n
-            cost[e] = 0.0
-            flow[e] = supply[v]
-            up[v] = 1
-            total += supply[v]
-        else:
-            src[e] = n
-            dst[e] = v
-            cost[e] = art
-            flow[e] = -supply[v]
-            up[v] = 0
-    parent[n] = -1
-    pred[n] = -1
-    for v in range(n + 1):
-        mark[v] = 0
-    _potentials(n, ws)
-
+    parent, pred, up, pi, mark = ws.parent, ws.pred, ws.up, ws.pi, ws.mark
     block = max(int(math.sqrt(n_arcs)), 10)
     next_arc = 0
     max_pivots = _PIVOTS_PER_ARC * (n_arcs + n) + 1000
@@ -441,6 +395,67 @@ def _network_simplex(n_rows, n_cols, n_arcs, ws):
             new_up = 1 - old_up
             x = old_parent
         _potentials(n, ws)
+    return status
+
+
+@routine
+def _network_simplex(n_rows, n_cols, n_arcs, ws):
+    """Min-cost flow on arcs ``ws.src[e] -> ws.dst[e]`` (e < n_arcs, rows are
+    nodes 0..n_rows-1, columns n_rows..n_rows+n_cols-1), uncapacitated, with net
+    supplies ``ws.supply[:n_rows + n_cols]`` (rows >= 0, columns <= 0) and costs
+    ``ws.cost[:n_arcs]`` (overwritten: shifted to be >= 0). Writes the optimal
+    flow to ``ws.flow[:n_arcs]``. Returns a status (``OPTIMAL``, ...).
+
+    Setup as LEMON's for equality supplies: the root (node n) is joined to each
+    node v by an artificial arc, v -> root of cost 0 carrying v's supply if it
+    is >= 0, else root -> v of cost ``art`` carrying its demand. Zero-flow arcs
+    then point to the root: the tree is strongly feasible. ``art`` exceeds the
+    cost of any path of real arcs, so artificial flow is never optimal when the
+    problem is feasible; artificial arcs never re-enter the basis.
+    """
+    n = n_rows + n_cols
+    if n_rows * n_cols > ws.pot_above[0]:
+        return _pot_call(n_rows, n_cols, n_arcs, ws.src, ws.dst, ws.cost, ws.supply, ws.flow)
+    src, dst, cost, flow, tree = ws.src, ws.dst, ws.cost, ws.flow, ws.tree
+    supply, parent, pred, up, mark = ws.supply, ws.parent, ws.pred, ws.up, ws.mark
+    c_min = np.inf
+    c_max = -np.inf
+    for e in range(n_arcs):
+        c_min = min(c_min, cost[e])
+        c_max = max(c_max, cost[e])
+    if n_arcs == 0:
+        c_min = 0.0
+        c_max = 0.0
+    for e in range(n_arcs):
+        cost[e] -= c_min
+        flow[e] = 0.0
+        tree[e] = 0
+    art = (c_max - c_min + 1.0) * (n + 1)
+    total = 0.0
+    for v in range(n):
+        e = n_arcs + v
+        parent[v] = n
+        pred[v] = e
+        tree[e] = 1
+        if supply[v] >= 0.0:
+            src[e] = v
+            dst[e] = n
+            cost[e] = 0.0
+            flow[e] = supply[v]
+            up[v] = 1
+            total += supply[v]
+        else:
+            src[e] = n
+            dst[e] = v
+            cost[e] = art
+            flow[e] = -supply[v]
+            up[v] = 0
+    parent[n] = -1
+    pred[n] = -1
+    for v in range(n + 1):
+        mark[v] = 0
+    _potentials(n, ws)
+    status = _pivot_loop(n, n_arcs, ws)
     if status != OPTIMAL:
         return status
     # Artificial flow left beyond rounding means the supplies cannot be met.
@@ -594,14 +609,121 @@ def _find(comp, v):
 
 
 @primitive
+def _sort_by_reward(order, t0, t1, reward):
+    """Shell sort of ``order[t0:t1]`` by decreasing ``reward[order[t]]`` (Knuth's
+    gaps 1, 4, 13, ...; in place, ties in any order)."""
+    gap = 1
+    while gap < (t1 - t0) // 3:
+        gap = 3 * gap + 1
+    while gap > 0:
+        for i in range(t0 + gap, t1):
+            e = order[i]
+            w = reward[e]
+            j = i
+            while j >= t0 + gap and reward[order[j - gap]] < w:
+                order[j] = order[j - gap]
+                j -= gap
+            order[j] = e
+        gap //= 3
+
+
+@primitive
+def _greedy_tree(n_rows, n_cols, n_edges, ws):
+    """A strongly feasible first basis for :func:`_pivot_loop` on the problem of
+    :func:`_solve_component` (rows 0..R-1, slack row R, columns R+1..R+C, the slack
+    column n = R+C+1 as the root; arcs: its edges 0..E-1 by decreasing reward, then
+    row -> slack column, slack row -> column, slack row -> slack column).
+
+    The greedy sub-coupling: edges in order, each carrying x = min of its two
+    options' remaining masses, the rest of each option on its slack arc. Its edges
+    of positive flow form a forest, each with at most one option left with mass:
+    every such edge empties one of its options (the one it hangs below its other
+    option in the tree; the column when both empty), which receives no edge after
+    it, so each option is emptied by at most one edge (the last it has) and a cycle,
+    whose earliest edge is not the last at either of its options, cannot form. An
+    option of each tree is not emptied by its tree: if it keeps mass, it hangs on
+    its slack arc with that mass; else it is a row (a column emptied with its row
+    hangs below it) and hangs on its slack arc with flow 0, which points to the
+    root. The slack row hangs on the root by the matched total. So every arc of zero
+    flow points to the root: the tree is strongly feasible (Cunningham 1976), and
+    often already optimal (a star: a fractional knapsack, solved by greedy).
+    """
+    src, dst, flow, tree = ws.src, ws.dst, ws.flow, ws.tree
+    parent, pred, up, res = ws.parent, ws.pred, ws.up, ws.pi  # pi: scratch until the end
+    slack_row = n_rows
+    n = n_rows + 1 + n_cols
+    for v in range(n_rows):
+        res[v] = ws.supply[v]
+        parent[v] = -1
+    for v in range(slack_row + 1, n):
+        res[v] = -ws.supply[v]
+        parent[v] = -1
+    matched = 0.0
+    for k in range(n_edges):
+        r = src[k]
+        c = dst[k]
+        x = min(res[r], res[c])
+        if x > 0.0:
+            flow[k] = x
+            tree[k] = 1
+            matched += x
+            res[r] -= x  # the smaller of the two becomes an exact 0
+            res[c] -= x
+            if res[c] == 0.0:
+                parent[c] = r
+                pred[c] = k
+                up[c] = 0
+            else:
+                parent[r] = c
+                pred[r] = k
+                up[r] = 1
+        else:
+            flow[k] = 0.0
+            tree[k] = 0
+    for r in range(n_rows):
+        e = n_edges + r
+        flow[e] = res[r]
+        tree[e] = 0
+        if parent[r] < 0:
+            parent[r] = n
+            pred[r] = e
+            up[r] = 1
+            tree[e] = 1
+    for c in range(n_cols):
+        v = slack_row + 1 + c
+        e = n_edges + n_rows + c
+        flow[e] = res[v]
+        tree[e] = 0
+        if parent[v] < 0:
+            parent[v] = slack_row
+            pred[v] = e
+            up[v] = 0
+            tree[e] = 1
+    e = n_edges + n_rows + n_cols
+    flow[e] = matched
+    tree[e] = 1
+    parent[slack_row] = n
+    pred[slack_row] = e
+    up[slack_row] = 1
+    parent[n] = -1
+    pred[n] = -1
+    for v in range(n + 1):
+        ws.mark[v] = 0
+    _potentials(n, ws)
+
+
+@primitive
 def _solve_component(p, q, m1, t0, t1, ws):
     """Solve the relaxed problem on the component whose edges are
     ``ws.order[t0:t1]`` (two or more): max sum w P over P >= 0 with row sums <= p
     and column sums <= q, as a balanced transport problem with a slack row (supply
     = the component's column mass) and a slack column (demand = its row mass); an
-    edge costs -w, every slack cell 0. Writes ``ws.edge_mass``; returns a status."""
+    edge costs -w, every slack cell 0. Solved by the network simplex from the
+    greedy basis of :func:`_greedy_tree` (few pivots, often none), or by POT above
+    ``ws.pot_above`` cells. Writes ``ws.edge_mass``; returns a status."""
     order, erow, ecol = ws.order, ws.edge_row, ws.edge_col
     local, rows, cols = ws.local, ws.row_map, ws.col_map
+    _sort_by_reward(order, t0, t1, ws.edge_reward)
     n_rows = 0
     n_cols = 0
     for t in range(t0, t1):
@@ -650,7 +772,11 @@ def _solve_component(p, q, m1, t0, t1, ws):
     dst[k] = slack_col
     cost[k] = 0.0
     k += 1
-    status = _network_simplex(big_r, n_cols + 1, k, ws)
+    if big_r * (n_cols + 1) > ws.pot_above[0]:
+        status = _network_simplex(big_r, n_cols + 1, k, ws)  # POT
+    else:
+        _greedy_tree(n_rows, n_cols, t1 - t0, ws)
+        status = _pivot_loop(slack_col, k, ws)
     for t in range(t0, t1):
         e = order[t]
         ws.edge_mass[e] = ws.flow[t - t0]
@@ -660,6 +786,57 @@ def _solve_component(p, q, m1, t0, t1, ws):
 
 
 @routine
+def _solve_components(p, m1, q, m2, overlap, metric, n_edges, ws):
+    """Step 3 of :func:`overlap_plan` when some option has two or more edges: the
+    connected components by union-find, edges grouped by component, each solved
+    (one edge in closed form). Writes ``ws.edge_mass[:n_edges]``; returns a
+    status."""
+    comp, local, count = ws.comp, ws.local, ws.count
+    erow, ecol, ecomp, order = ws.edge_row, ws.edge_col, ws.edge_comp, ws.order
+    for v in range(m1 + m2):
+        comp[v] = v
+        local[v] = -1
+    for t in range(n_edges):
+        ws.edge_reward[t] = overlap_reward(overlap[erow[t], ecol[t]], metric)
+        ra = _find(comp, erow[t])
+        rb = _find(comp, m1 + ecol[t])
+        if ra != rb:
+            if ra < rb:
+                comp[rb] = ra
+            else:
+                comp[ra] = rb
+    # Edges grouped by component (counting sort on the root).
+    for v in range(m1 + m2 + 1):
+        count[v] = 0
+    for t in range(n_edges):
+        r = _find(comp, erow[t])
+        ecomp[t] = r
+        count[r + 1] += 1
+    for v in range(m1 + m2):
+        count[v + 1] += count[v]
+    for t in range(n_edges):
+        r = ecomp[t]
+        order[count[r]] = t
+        count[r] += 1
+    # Each component: closed form for one edge, else the exact solver.
+    t0 = 0
+    while t0 < n_edges:
+        r = ecomp[order[t0]]
+        t1 = t0 + 1
+        while t1 < n_edges and ecomp[order[t1]] == r:
+            t1 += 1
+        if t1 == t0 + 1:
+            e = order[t0]
+            ws.edge_mass[e] = min(p[erow[e]], q[ecol[e]])
+        else:
+            status = _solve_component(p, q, m1, t0, t1, ws)
+            if status != OPTIMAL:
+                return status
+        t0 = t1
+    return OPTIMAL
+
+
+@primitive
 def overlap_plan(p, m1, q, m2, overlap, metric, ws):
     r"""Optimal coupling of one coupled Gibbs step from the intersection counts.
 
@@ -684,7 +861,13 @@ def overlap_plan(p, m1, q, m2, overlap, metric, ws):
     or column, so the relaxed problem splits into one problem per component.
     (iv) A component with one edge (a, b): P_ab = min(p_a, q_b). A larger
     component is a transport problem with a slack row and column, solved exactly
-    by the network simplex (or POT above ``ws.pot_above`` cells).
+    by the network simplex from a greedy first basis (or POT above
+    ``ws.pot_above`` cells).
+
+    Cost. The common case of chains that are close, every option with at most one
+    edge (every component a single edge), costs one scan of the m1 x m2 table and
+    O(m1 + m2) more; the weights w are computed only when some component needs a
+    solver. Nothing of size max_edges or capacity is touched beyond the edges.
 
     Faithfulness: if X and Y (item left out) are the same partition and p, q agree
     on matching blocks, every component is one edge with p_a = q_b, so all the mass
@@ -705,75 +888,80 @@ def overlap_plan(p, m1, q, m2, overlap, metric, ws):
     Q + res_p res_q^T / max(|res_p|, |res_q|) (:func:`completed_plan`). Returns -1
     if the problem exceeds the workspace or a solve fails.
     """
-    max_rows = ws.res_p.shape[0]
-    max_cols = ws.res_q.shape[0]
+    n_edges, _, _, _ = overlap_plan_totals(p, m1, q, m2, overlap, metric, ws)
+    return n_edges
+
+
+@primitive
+def overlap_plan_totals(p, m1, q, m2, overlap, metric, ws):
+    """:func:`overlap_plan`, returning ``(n_edges, matched, res_p_total,
+    res_q_total)``: the number of edges (-1 on failure), the matched mass
+    sum(Q) and the residual totals |res_p|, |res_q| (sums of the clipped
+    residuals, each exactly 0 when every residual is)."""
     max_edges = ws.edge_row.shape[0]
-    if m1 < 1 or m2 < 1 or m1 > max_rows or m2 > max_cols:
-        return -1
-    comp, local, count = ws.comp, ws.local, ws.count
-    erow, ecol, ecomp, order = ws.edge_row, ws.edge_col, ws.edge_comp, ws.order
-    for v in range(m1 + m2):
-        comp[v] = v
-        local[v] = -1
-    # 1. Edges: cells of positive reward that can carry mass.
+    if m1 < 1 or m2 < 1 or m1 > ws.res_p.shape[0] or m2 > ws.res_q.shape[0]:
+        return -1, 0.0, 0.0, 0.0
+    erow, ecol, degree = ws.edge_row, ws.edge_col, ws.count
+    res_p, res_q, mass = ws.res_p, ws.res_q, ws.edge_mass
+    # 1. Edges: cells of positive reward that can carry mass, and whether an
+    #    option has two or more (the columns' degrees in ``count``).
+    for b in range(m2 - 1):
+        degree[b] = 0
     n_edges = 0
+    single = True
     for a in range(m1 - 1):
         if not p[a] > 0.0:
             continue
+        first = n_edges
         for b in range(m2 - 1):
             if overlap[a, b] > 0 and q[b] > 0.0:
                 if n_edges == max_edges:
-                    return -1
+                    return -1, 0.0, 0.0, 0.0
                 erow[n_edges] = a
                 ecol[n_edges] = b
-                ws.edge_reward[n_edges] = overlap_reward(overlap[a, b], metric)
                 n_edges += 1
-                ra = _find(comp, a)
-                rb = _find(comp, m1 + b)
-                if ra != rb:
-                    if ra < rb:
-                        comp[rb] = ra
-                    else:
-                        comp[ra] = rb
-    # 2. Edges grouped by component (counting sort on the root).
-    for v in range(m1 + m2 + 1):
-        count[v] = 0
-    for t in range(n_edges):
-        r = _find(comp, erow[t])
-        ecomp[t] = r
-        count[r + 1] += 1
-    for v in range(m1 + m2):
-        count[v + 1] += count[v]
-    for t in range(n_edges):
-        r = ecomp[t]
-        order[count[r]] = t
-        count[r] += 1
-    # 3. Each component: closed form for one edge, else the exact solver.
-    t0 = 0
-    while t0 < n_edges:
-        r = ecomp[order[t0]]
-        t1 = t0 + 1
-        while t1 < n_edges and ecomp[order[t1]] == r:
-            t1 += 1
-        if t1 == t0 + 1:
-            e = order[t0]
-            ws.edge_mass[e] = min(p[erow[e]], q[ecol[e]])
-        elif _solve_component(p, q, m1, t0, t1, ws) != OPTIMAL:
-            return -1
-        t0 = t1
-    # 4. Residual masses (clipped: a solver's rounding may overshoot by an ulp).
+                degree[b] += 1
+        if n_edges > first + 1:
+            single = False
+    for b in range(m2 - 1):
+        if degree[b] > 1:
+            single = False
     for a in range(m1):
-        ws.res_p[a] = p[a]
+        res_p[a] = p[a]
     for b in range(m2):
-        ws.res_q[b] = q[b]
-    for t in range(n_edges):
-        ws.res_p[erow[t]] -= ws.edge_mass[t]
-        ws.res_q[ecol[t]] -= ws.edge_mass[t]
+        res_q[b] = q[b]
+    matched = 0.0
+    if single:
+        # 2. Every component is one edge (a, b): P_ab = min(p_a, q_b), and a and b
+        #    have no other edge.
+        for t in range(n_edges):
+            a = erow[t]
+            b = ecol[t]
+            x = min(p[a], q[b])
+            mass[t] = x
+            matched += x
+            res_p[a] = p[a] - x
+            res_q[b] = q[b] - x
+    else:
+        # 2'. Components with a solver; then the residuals, clipped (a solver's
+        #     rounding may overshoot by an ulp).
+        if _solve_components(p, m1, q, m2, overlap, metric, n_edges, ws) != OPTIMAL:
+            return -1, 0.0, 0.0, 0.0
+        for t in range(n_edges):
+            matched += mass[t]
+            res_p[erow[t]] -= mass[t]
+            res_q[ecol[t]] -= mass[t]
+        for a in range(m1):
+            res_p[a] = max(res_p[a], 0.0)
+        for b in range(m2):
+            res_q[b] = max(res_q[b], 0.0)
+    rp = 0.0
     for a in range(m1):
-        ws.res_p[a] = max(ws.res_p[a], 0.0)
+        rp += res_p[a]
+    rq = 0.0
     for b in range(m2):
-        ws.res_q[b] = max(ws.res_q[b], 0.0)
-    return n_edges
+        rq += res_q[b]
+    return n_edges, matched, rp, rq
 
 
 @primitive
