@@ -66,6 +66,10 @@ POT_FALLBACK_CELLS = 80 * 80
 # Relative tolerance on reduced costs: 64 ulps of the largest of |cost|,
 # |potential of tail|, |potential of head|.
 _RC_TOL = 64.0 * 2.220446049250313e-16
+#: At most this many edges outside single-edge components are solved as one
+#: problem by :func:`overlap_plan` (more: component by component).
+MERGE_EDGES = 64
+
 # Pivots allowed per arc before a solve is declared failed (never reached in
 # tests: strongly feasible trees make the method finite; this guards rounding).
 _PIVOTS_PER_ARC = 200
@@ -91,7 +95,8 @@ class TransportWorkspace(NamedTuple):
     mass on each; ``res_p`` (max_rows,), ``res_q`` (max_cols,) float64: the mass
     of each option the plan leaves unmatched; ``comp``, ``local``
     (max_rows + max_cols,), ``count`` (max_rows + max_cols + 1,), ``edge_comp``,
-    ``order`` (E,) int64: the connected components and their edges.
+    ``order``, ``edge_list`` (E,) int64: the options' degrees, the edges that need
+    a solver, their connected components and their order.
 
     ``pot_above`` (1,) int64: problems with more cells (rows x columns, slacks
     included) go to POT's ``ot.emd`` (:func:`new_workspace`).
@@ -122,6 +127,7 @@ class TransportWorkspace(NamedTuple):
     count: np.ndarray
     edge_comp: np.ndarray
     order: np.ndarray
+    edge_list: np.ndarray
     pot_above: np.ndarray
 
 
@@ -182,6 +188,7 @@ def new_workspace(max_rows, max_cols, max_edges=None, pot_above=None):
         count=np.zeros(both + 1, dtype=np.int64),
         edge_comp=np.zeros(max_edges, dtype=np.int64),
         order=np.zeros(max_edges, dtype=np.int64),
+        edge_list=np.zeros(max_edges, dtype=np.int64),
         pot_above=np.array([min(int(pot_above), 2**62)], dtype=np.int64),
     )
 
@@ -262,7 +269,7 @@ def _pot_call(n_rows, n_cols, n_arcs, src, dst, cost, supply, flow):
     return status
 
 
-@routine
+@primitive
 def _pivot_loop(n, n_arcs, ws):
     """Pivots of the primal network simplex from the strongly feasible basis tree
     in ``ws`` (``parent``, ``pred``, ``up``, ``tree``, ``flow``, potentials ``pi``
@@ -270,7 +277,9 @@ def _pivot_loop(n, n_arcs, ws):
     negative reduced cost. Returns ``OPTIMAL``, ``MAX_PIVOTS`` or ``INFEASIBLE``.
 
     Entering arc by block search (LEMON), leaving arc by Cunningham's (1976) rule,
-    which keeps the tree strongly feasible and so rules out cycling.
+    which keeps the tree strongly feasible and so rules out cycling. Inlined into
+    the routines that solve (a call passing the workspace costs ~50 ns, as much as
+    a small solve).
     """
     src, dst, cost, flow, tree = ws.src, ws.dst, ws.cost, ws.flow, ws.tree
     parent, pred, up, pi, mark = ws.parent, ws.pred, ws.up, ws.pi, ws.mark
@@ -714,8 +723,9 @@ def _greedy_tree(n_rows, n_cols, n_edges, ws):
 
 @primitive
 def _solve_component(p, q, m1, t0, t1, ws):
-    """Solve the relaxed problem on the component whose edges are
-    ``ws.order[t0:t1]`` (two or more): max sum w P over P >= 0 with row sums <= p
+    """Solve the relaxed problem on the edges ``ws.order[t0:t1]`` (a component or
+    several, two edges or more, each option's ``ws.local`` = -1 on entry and on
+    exit): max sum w P over P >= 0 with row sums <= p
     and column sums <= q, as a balanced transport problem with a slack row (supply
     = the component's column mass) and a slack column (demand = its row mass); an
     edge costs -w, every slack cell 0. Solved by the network simplex from the
@@ -786,18 +796,42 @@ def _solve_component(p, q, m1, t0, t1, ws):
 
 
 @routine
-def _solve_components(p, m1, q, m2, overlap, metric, n_edges, ws):
-    """Step 3 of :func:`overlap_plan` when some option has two or more edges: the
-    connected components by union-find, edges grouped by component, each solved
-    (one edge in closed form). Writes ``ws.edge_mass[:n_edges]``; returns a
-    status."""
-    comp, local, count = ws.comp, ws.local, ws.count
-    erow, ecol, ecomp, order = ws.edge_row, ws.edge_col, ws.edge_comp, ws.order
+def _solve_edges(p, m1, q, m2, overlap, metric, n_edges, ws):
+    """Step 2 of :func:`overlap_plan_totals` when some option has two or more
+    edges (degrees of rows in ``ws.comp``, of columns in ``ws.count``).
+
+    An edge whose row and column have no other edge is a component of its own,
+    solved in closed form. The other edges, if at most :data:`MERGE_EDGES`, are
+    solved as one problem: several components together are independent problems,
+    solved by solving each, and one small simplex costs less than finding the
+    components. More are grouped into connected components (union-find, then a
+    counting sort on the root) and solved one by one, so that large ones can go
+    to POT. Writes ``ws.edge_mass[:n_edges]``; returns a status. A routine: the
+    simplex inlined into every sweep would cost ~40 s of compilation per entry.
+    """
+    erow, ecol, mass = ws.edge_row, ws.edge_col, ws.edge_mass
+    comp, count, order, sub, root = ws.comp, ws.count, ws.order, ws.edge_list, ws.edge_comp
+    n_sub = 0
+    for t in range(n_edges):
+        a = erow[t]
+        b = ecol[t]
+        if comp[a] == 1 and count[b] == 1:
+            mass[t] = min(p[a], q[b])
+        else:
+            ws.edge_reward[t] = overlap_reward(overlap[a, b], metric)
+            sub[n_sub] = t
+            n_sub += 1
+    for v in range(m1 + m2):
+        ws.local[v] = -1
+    if n_sub <= MERGE_EDGES:
+        for i in range(n_sub):
+            order[i] = sub[i]
+        return _solve_component(p, q, m1, 0, n_sub, ws)
+    # Components: union-find over the options, then the edges grouped by root.
     for v in range(m1 + m2):
         comp[v] = v
-        local[v] = -1
-    for t in range(n_edges):
-        ws.edge_reward[t] = overlap_reward(overlap[erow[t], ecol[t]], metric)
+    for i in range(n_sub):
+        t = sub[i]
         ra = _find(comp, erow[t])
         rb = _find(comp, m1 + ecol[t])
         if ra != rb:
@@ -805,33 +839,30 @@ def _solve_components(p, m1, q, m2, overlap, metric, n_edges, ws):
                 comp[rb] = ra
             else:
                 comp[ra] = rb
-    # Edges grouped by component (counting sort on the root).
     for v in range(m1 + m2 + 1):
         count[v] = 0
-    for t in range(n_edges):
+    for i in range(n_sub):
+        t = sub[i]
         r = _find(comp, erow[t])
-        ecomp[t] = r
+        root[t] = r
         count[r + 1] += 1
     for v in range(m1 + m2):
         count[v + 1] += count[v]
-    for t in range(n_edges):
-        r = ecomp[t]
-        order[count[r]] = t
-        count[r] += 1
-    # Each component: closed form for one edge, else the exact solver.
+    for i in range(n_sub):
+        t = sub[i]
+        order[count[root[t]]] = t
+        count[root[t]] += 1
+    # Each component (two edges or more: an edge of a single-edge component was
+    # solved above) by the exact solver.
     t0 = 0
-    while t0 < n_edges:
-        r = ecomp[order[t0]]
+    while t0 < n_sub:
+        r = root[order[t0]]
         t1 = t0 + 1
-        while t1 < n_edges and ecomp[order[t1]] == r:
+        while t1 < n_sub and root[order[t1]] == r:
             t1 += 1
-        if t1 == t0 + 1:
-            e = order[t0]
-            ws.edge_mass[e] = min(p[erow[e]], q[ecol[e]])
-        else:
-            status = _solve_component(p, q, m1, t0, t1, ws)
-            if status != OPTIMAL:
-                return status
+        status = _solve_component(p, q, m1, t0, t1, ws)
+        if status != OPTIMAL:
+            return status
         t0 = t1
     return OPTIMAL
 
@@ -904,7 +935,8 @@ def overlap_plan_totals(p, m1, q, m2, overlap, metric, ws):
     erow, ecol, degree = ws.edge_row, ws.edge_col, ws.count
     res_p, res_q, mass = ws.res_p, ws.res_q, ws.edge_mass
     # 1. Edges: cells of positive reward that can carry mass, and whether an
-    #    option has two or more (the columns' degrees in ``count``).
+    #    option has two or more (the degrees of columns in ``count``, of rows in
+    #    ``comp``).
     for b in range(m2 - 1):
         degree[b] = 0
     n_edges = 0
@@ -921,6 +953,7 @@ def overlap_plan_totals(p, m1, q, m2, overlap, metric, ws):
                 ecol[n_edges] = b
                 n_edges += 1
                 degree[b] += 1
+        ws.comp[a] = n_edges - first  # the row's degree, for _solve_edges
         if n_edges > first + 1:
             single = False
     for b in range(m2 - 1):
@@ -945,7 +978,7 @@ def overlap_plan_totals(p, m1, q, m2, overlap, metric, ws):
     else:
         # 2'. Components with a solver; then the residuals, clipped (a solver's
         #     rounding may overshoot by an ulp).
-        if _solve_components(p, m1, q, m2, overlap, metric, n_edges, ws) != OPTIMAL:
+        if _solve_edges(p, m1, q, m2, overlap, metric, n_edges, ws) != OPTIMAL:
             return -1, 0.0, 0.0, 0.0
         for t in range(n_edges):
             matched += mass[t]
