@@ -796,6 +796,77 @@ def _solve_component(p, q, m1, t0, t1, ws):
 
 
 @routine
+def _greedy_certified(p, m1, q, m2, overlap, metric, n_edges, erow, ecol, mass, reward,
+                      res_p, res_q, row_degree, col_degree, sub, dual, tree_edge, col_child):
+    r"""Step 2 of :func:`overlap_plan_totals` when some option has two or more
+    edges, in the common case: the greedy sub-coupling with a certificate of
+    optimality. Returns True if it is certified optimal, with ``ws.edge_mass`` and
+    the residuals ``ws.res_p``, ``ws.res_q`` (p and q on entry) written; False
+    (nothing usable written) if the exact solver is needed.
+
+    Edges whose row and column have no other edge (single-edge components) get
+    min(p_a, q_b). The others, by decreasing reward w, each get x = min of the
+    remaining masses of its two options (the first basis of :func:`_greedy_tree`:
+    a forest in which every edge of positive x empties one of its options, its
+    child; the column when both empty). Duals u (rows), v (columns) of the
+    relaxed problem, min sum p u + sum q v s.t. u_a + v_b >= w_ab, u, v >= 0: 0 on
+    the roots (the options that keep mass, or an emptied row), u_a + v_b = w_ab on
+    the forest's edges, assigned in reverse greedy order (an option is emptied,
+    and made a child, before its parent is). If every dual is >= 0 and every edge
+    has u_a + v_b >= w_ab (up to the simplex's tolerance on reduced costs), the
+    duals are feasible and complementary to the greedy sub-coupling (positive x
+    only on tight edges, mass left only on options of dual 0), so it is optimal
+    (LP duality). In coupled sweeps this holds for nearly every step (the mean
+    number of simplex pivots after the greedy basis was 0.03 per step on model B,
+    N = 300), and costs no call: this primitive is inlined, the simplex is not.
+    """
+    n_sub = 0
+    for t in range(n_edges):
+        a = erow[t]
+        b = ecol[t]
+        if row_degree[a] == 1 and col_degree[b] == 1:
+            x = min(p[a], q[b])
+            mass[t] = x
+            res_p[a] = p[a] - x
+            res_q[b] = q[b] - x
+        else:
+            reward[t] = overlap_reward(overlap[a, b], metric)
+            mass[t] = 0.0
+            sub[n_sub] = t
+            n_sub += 1
+            dual[a] = 0.0
+            dual[m1 + b] = 0.0
+    _sort_by_reward(sub, 0, n_sub, reward)
+    n_tree = 0
+    for i in range(n_sub):
+        t = sub[i]
+        a = erow[t]
+        b = ecol[t]
+        x = min(res_p[a], res_q[b])
+        if x > 0.0:
+            mass[t] = x
+            res_p[a] -= x  # the smaller becomes an exact 0
+            res_q[b] -= x
+            tree_edge[n_tree] = t
+            col_child[n_tree] = res_q[b] == 0.0
+            n_tree += 1
+    for k in range(n_tree - 1, -1, -1):
+        t = tree_edge[k]
+        if col_child[k]:
+            dual[m1 + ecol[t]] = reward[t] - dual[erow[t]]
+        else:
+            dual[erow[t]] = reward[t] - dual[m1 + ecol[t]]
+    for i in range(n_sub):
+        t = sub[i]
+        u = dual[erow[t]]
+        v = dual[m1 + ecol[t]]
+        w = reward[t]
+        if u < 0.0 or v < 0.0 or u + v - w < -_RC_TOL * max(w, abs(u), abs(v)):
+            return False
+    return True
+
+
+@routine
 def _solve_edges(p, m1, q, m2, overlap, metric, n_edges, ws):
     """Step 2 of :func:`overlap_plan_totals` when some option has two or more
     edges (degrees of rows in ``ws.comp``, of columns in ``ws.count``).
@@ -975,9 +1046,19 @@ def overlap_plan_totals(p, m1, q, m2, overlap, metric, ws):
             matched += x
             res_p[a] = p[a] - x
             res_q[b] = q[b] - x
+    elif _greedy_certified(p, m1, q, m2, overlap, metric, n_edges, erow, ecol, mass,
+                           ws.edge_reward, res_p, res_q, ws.comp, degree, ws.edge_list, ws.pi,
+                           ws.mark, ws.up):
+        # 2'. The greedy sub-coupling, proved optimal by its duals.
+        for t in range(n_edges):
+            matched += mass[t]
     else:
-        # 2'. Components with a solver; then the residuals, clipped (a solver's
-        #     rounding may overshoot by an ulp).
+        # 2''. The exact solver; then the residuals, clipped (a solver's rounding
+        #      may overshoot by an ulp).
+        for a in range(m1):
+            res_p[a] = p[a]
+        for b in range(m2):
+            res_q[b] = q[b]
         if _solve_edges(p, m1, q, m2, overlap, metric, n_edges, ws) != OPTIMAL:
             return -1, 0.0, 0.0, 0.0
         for t in range(n_edges):
