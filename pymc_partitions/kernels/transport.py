@@ -23,7 +23,15 @@ Two solvers, both exact:
   :data:`POT_FALLBACK_CELLS` cells the problem goes to POT's ``ot.emd`` instead
   (``examples/benchmark_transport.py`` measures where POT becomes faster).
 - :func:`overlap_plan`: the structured problem of a coupled Gibbs step, solved
-  component by component (see its docstring for the reduction and its proof).
+  component by component (see its docstring for the reduction and its proof):
+  single-edge components in closed form (the whole step when the chains are
+  close); the others by a greedy sub-coupling certified optimal by its duals
+  (:func:`_greedy_certified`, nearly every step of a coupled sweep), else by the
+  network simplex started from that greedy basis instead of an artificial root
+  (:func:`_greedy_tree`), or by POT above the crossover. Per draw
+  (``examples/benchmark_transport.py``): ~0.1 us for K = 5 single edges, ~0.2 us
+  with a 2 x 2 component, against 0.2 and 0.8-2.5 us for the solver of every
+  component by the simplex from an artificial root.
 
 Both write into a :class:`TransportWorkspace` made once by :func:`new_workspace`,
 so they allocate nothing and can be inlined into entries compiled without
