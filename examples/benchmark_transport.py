@@ -1,4 +1,5 @@
-"""Benchmark: the numba network simplex of ``kernels.transport`` against POT's ``ot.emd``.
+"""Benchmark: the OT coupling's draws, and the numba network simplex of
+``kernels.transport`` against POT's ``ot.emd``.
 
 Run:  python examples/benchmark_transport.py [max_K]
 
@@ -20,6 +21,15 @@ numba / POT, all measured in this run:
 The last lines print the crossovers: the smallest K from which POT (from Python,
 and through ``objmode``) is faster for three consecutive sizes. The second sets
 ``transport.POT_FALLBACK_CELLS``.
+
+First, the cost of one draw of the coupled Gibbs step (``couplings.sample_ot_pair``,
+Hamming metric, nugget 1e-5) on the structures a coupled sweep meets, beside the
+common-random-number draw (``sample_common_rng_pair``, no transport problem) on the
+same conditionals, both in a compiled loop, in this run (minimum over rounds of the
+time per draw; ratio ot / crn): K options a side (K blocks and a new block) with
+every component a single edge (chains close), one 2 x 2 component (an item
+moved), a star (a block split), a near-diagonal table, and dense random tables
+(chains far apart). ``python examples/benchmark_transport.py 0`` runs only these.
 """
 
 import sys
@@ -27,12 +37,93 @@ import time
 
 import numpy as np
 import ot
+from numba import njit
 
-from pymc_partitions.kernels import transport
+from pymc_partitions.kernels import couplings, transport
+from pymc_partitions.kernels.random import new_stream
 
 PROBLEMS = 20
 SIZES = [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 70, 80, 100, 120, 140, 160,
          180, 200, 250, 300, 400]
+
+
+@njit(_nrt=False)
+def _ot_draws(p, m1, q, m2, overlap, ws, stream, reps):
+    acc = 0
+    for _ in range(reps):
+        a, b = couplings.sample_ot_pair(p, m1, q, m2, overlap, couplings.HAMMING, 1e-5,
+                                        stream, ws)
+        acc += a + b
+    return acc
+
+
+@njit(_nrt=False)
+def _crn_draws(p, m1, q, m2, overlap, ws, stream, reps):
+    acc = 0
+    for _ in range(reps):
+        a, b = couplings.sample_common_rng_pair(p, m1, q, m2, 1e-5, stream)
+        acc += a + b
+    return acc
+
+
+def draw_cases(rng, capacity=64):
+    """(label, K, overlap) of the structures of a coupled step; overlap is a
+    (capacity, capacity) int32 table as a sweep keeps it."""
+    def table():
+        return np.zeros((capacity, capacity), dtype=np.int32)
+
+    for k in (3, 5, 10):
+        ov = table()
+        ov[np.arange(k), rng.permutation(k)] = rng.integers(1, 20, k)
+        yield f"K={k} single edges", k, ov
+    ov = table()
+    ov[np.arange(5), np.arange(5)] = 10
+    ov[0, 1] = 1  # an item of X's block 0 is in Y's block 1: a path of 3 edges
+    yield "K=5 one 2x2 + singles", 5, ov
+    ov = table()
+    ov[np.arange(5), np.arange(5)] = 10
+    ov[0, 1], ov[1, 0] = 1, 2
+    yield "K=5 dense 2x2 + singles", 5, ov
+    ov = table()
+    ov[np.arange(4), np.arange(4)] = 10
+    ov[0, 4] = 3  # X's block 0 is split in Y
+    yield "K=5 star 1x2 + singles", 5, ov
+    for k, extra in ((5, 3), (10, 5)):
+        ov = table()
+        ov[np.arange(k), rng.permutation(k)] = rng.integers(20, 80, k)
+        for _ in range(extra):
+            ov[rng.integers(k), rng.integers(k)] += rng.integers(1, 3)
+        yield f"K={k} near-diagonal (+{extra})", k, ov
+    for k in (5, 10, 20):
+        ov = table()
+        ov[:k, :k] = rng.integers(1, 5, (k, k))
+        yield f"K={k} dense", k, ov
+
+
+def draws(rounds=15, seconds=4e-3):
+    """Per-draw cost of the OT coupling against common random numbers."""
+    rng = np.random.default_rng(0)
+    ws = transport.new_workspace(64, 64, max_edges=4000)
+    stream = new_stream(1)
+    print(f"{'coupled step':<28}{'ot (us)':>9}{'crn (us)':>10}{'ot/crn':>8}")
+    rows = []
+    for label, k, ov in draw_cases(rng):
+        m = k + 1
+        p, q = rng.dirichlet(np.ones(m)), rng.dirichlet(np.ones(m))
+        args = (p, m, q, m, ov, ws, stream)
+        _ot_draws(*args, 2)
+        _crn_draws(*args, 2)
+        t0 = time.perf_counter()
+        _ot_draws(*args, 100)
+        reps = max(100, int(seconds / ((time.perf_counter() - t0) / 100)))
+        t_ot, t_crn = [], []
+        for _ in range(rounds):
+            t_ot.append(timed(lambda a=args, r=reps: _ot_draws(*a, r), 1) / reps)
+            t_crn.append(timed(lambda a=args, r=10 * reps: _crn_draws(*a, r), 1) / (10 * reps))
+        ot_us, crn_us = min(t_ot) * 1e6, min(t_crn) * 1e6
+        rows.append((label, ot_us, crn_us))
+        print(f"{label:<28}{ot_us:>9.3f}{crn_us:>10.3f}{ot_us / crn_us:>8.1f}", flush=True)
+    return rows
 
 
 def calls_per_problem(k):
@@ -102,4 +193,8 @@ def main(max_k=200):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    draws()
+    max_k = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    if max_k > 0:
+        print()
+        main(max_k)

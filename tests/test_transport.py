@@ -249,3 +249,88 @@ def test_overlap_plan_reports_a_small_workspace():
     assert overlap_plan_entry(p, 4, q, 4, overlap, HAMMING, new_workspace(4, 4, 8), plan) == -1
     assert overlap_plan_entry(p, 4, q, 4, overlap, HAMMING, new_workspace(3, 4), plan) == -1
     assert overlap_plan_entry(p, 4, q, 4, overlap, HAMMING, new_workspace(4, 4, 9), plan) == 9
+
+
+def check_overlap_plan(p, q, overlap, metric, ws):
+    """overlap_plan's coupling is optimal for the dense cost -w (POT) with exact
+    marginals; returns the plan."""
+    m1, m2 = p.size, q.size
+    cost = -reward(overlap, metric)
+    cost[-1, :] = 0.0  # new blocks: n = 0
+    cost[:, -1] = 0.0
+    plan = np.full((m1, m2), np.nan)
+    assert overlap_plan_entry(p, m1, q, m2, overlap, metric, ws, plan) >= 0
+    value = float(np.sum(plan * cost))
+    assert abs(value - pot_value(p, q, cost)) <= RTOL * np.abs(cost).max()
+    assert_plan(plan, p, q, value, cost)
+    return plan
+
+
+def test_overlap_plan_where_greedy_is_not_optimal():
+    """A path A - A', A - B', B - B' whose middle cell has the largest reward: the
+    greedy first basis puts all of A on (A, B') (value 0.45 * 12); the optimum
+    matches A with A' and B with B' (0.45 * 8 * 2), so the simplex must pivot."""
+    overlap = np.array([[2, 3, 0], [0, 2, 0], [0, 0, 0]], dtype=np.int32)
+    p = q = np.array([0.45, 0.45, 0.1])
+    plan = check_overlap_plan(p, q, overlap, HAMMING, new_workspace(3, 3))
+    np.testing.assert_allclose(plan, np.diag([0.45, 0.45, 0.1]), rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("metric", [HAMMING, VI])
+@pytest.mark.parametrize("shape", ["star-row", "star-column", "path", "two-by-two", "stars",
+                                   "degenerate"])
+def test_overlap_plan_small_structures(shape, metric):
+    """The structures of two nearby partitions (blocks split, merged, an item
+    moved), alone and beside single edges, with random and tied masses."""
+    rng = np.random.default_rng([len(shape), metric])
+    ws = new_workspace(12, 12)
+    for rep in range(100):
+        k = int(rng.integers(2, 8))
+        overlap = np.zeros((k + 1, k + 1), dtype=np.int32)
+        overlap[np.arange(k), np.arange(k)] = rng.integers(1, 30, size=k)
+        a, b = rng.choice(k, size=2, replace=False)
+        if shape == "star-row":  # X's block a overlaps several of Y's blocks
+            overlap[a, rng.choice(k, size=rng.integers(1, k), replace=False)] += 1
+        elif shape == "star-column":
+            overlap[rng.choice(k, size=rng.integers(1, k), replace=False), a] += 1
+        elif shape == "path":  # an item moved from block a to block b
+            overlap[a, b] = rng.integers(1, 4)
+        elif shape == "two-by-two":
+            overlap[a, b], overlap[b, a] = rng.integers(1, 4, size=2)
+        elif shape == "stars":  # several disjoint non-trivial components
+            for _ in range(3):
+                overlap[rng.integers(k), rng.integers(k)] += rng.integers(1, 3)
+        else:  # tied rewards and masses: degenerate pivots
+            overlap[:k, :k] = rng.integers(0, 2, size=(k, k)) * 2
+        if shape == "degenerate" or rep % 3 == 0:
+            p = q = np.full(k + 1, 1.0 / (k + 1))
+        else:
+            p, q = rng.dirichlet(np.ones(k + 1)), rng.dirichlet(np.ones(k + 1))
+        check_overlap_plan(p, q, overlap, metric, ws)
+
+
+@pytest.mark.parametrize("pot_above", [None, 0])
+def test_overlap_plan_many_components(pot_above):
+    """More than MERGE_EDGES edges outside single-edge components: the components
+    are found and solved one by one (by POT with pot_above = 0)."""
+    assert transport.MERGE_EDGES < 120
+    rng = np.random.default_rng(7 if pot_above is None else 8)
+    ws = new_workspace(60, 60, pot_above=pot_above)
+    for _ in range(10):
+        k = 50
+        overlap = np.zeros((k + 1, k + 1), dtype=np.int32)
+        perm = rng.permutation(k)
+        overlap[np.arange(k), perm] = rng.integers(5, 30, size=k)
+        # Blocks in groups of 2-5 (components), each group with random cross cells.
+        start = 0
+        while start < k:
+            size = int(rng.integers(2, 6))
+            rows = np.arange(start, min(start + size, k))
+            overlap[np.ix_(rows, perm[rows])] += rng.integers(0, 3, size=(rows.size, rows.size))
+            start += size
+        edges = overlap[:k, :k] > 0
+        shared = edges & ((edges.sum(axis=1)[:, None] > 1) | (edges.sum(axis=0)[None, :] > 1))
+        assert shared.sum() > transport.MERGE_EDGES
+        p, q = rng.dirichlet(np.ones(k + 1)), rng.dirichlet(np.ones(k + 1))
+        for metric in (HAMMING, VI):
+            check_overlap_plan(p, q, overlap, metric, ws)

@@ -37,6 +37,7 @@ from pymc_partitions.kernels.transport import (  # noqa: F401 - re-exported
     TransportWorkspace,
     new_workspace,
     overlap_plan,
+    overlap_plan_totals,
     overlap_reward,
 )
 
@@ -89,17 +90,14 @@ def _independent_pair(p, m1, q, m2, stream):
 
 
 @primitive
-def _ot_masses(m1, m2, n_edges, eta, ws):
-    """Masses of the three parts of psi^OT_eta after :func:`overlap_plan`: the
-    matched cells (1 - eta) sum Q, the residuals' independent coupling
-    (1 - eta) min(|res_p|, |res_q|), and the nugget eta. Also returns sum Q,
-    |res_p|, |res_q|."""
-    matched = 0.0
-    for t in range(n_edges):
-        matched += ws.edge_mass[t]
-    rp = _total(ws.res_p, m1)
-    rq = _total(ws.res_q, m2)
-    return (1.0 - eta) * matched, (1.0 - eta) * min(rp, rq), eta, matched, rp, rq
+def _ot_plan(p, m1, q, m2, overlap, metric, eta, ws):
+    """:func:`.transport.overlap_plan` and the masses of the three parts of
+    psi^OT_eta: the matched cells (1 - eta) sum Q, the residuals' independent
+    coupling (1 - eta) min(|res_p|, |res_q|), and the nugget eta. Returns
+    ``(n_edges, w_match, w_res, w_ind, sum Q, |res_p|, |res_q|)``; n_edges < 0 on
+    failure."""
+    n_edges, matched, rp, rq = overlap_plan_totals(p, m1, q, m2, overlap, metric, ws)
+    return n_edges, (1.0 - eta) * matched, (1.0 - eta) * min(rp, rq), eta, matched, rp, rq
 
 
 @primitive
@@ -131,10 +129,10 @@ def sample_ot_pair(p, m1, q, m2, overlap, metric, eta, stream, ws):
     Returns ``(a, b)``, or ``(NO_CHOICE, NO_CHOICE)`` if the plan could not be
     computed (workspace too small, solver failure).
     """
-    n_edges = overlap_plan(p, m1, q, m2, overlap, metric, ws)
+    n_edges, w_match, w_res, w_ind, matched, rp, rq = _ot_plan(p, m1, q, m2, overlap, metric,
+                                                               eta, ws)
     if n_edges < 0:
         return NO_CHOICE, NO_CHOICE
-    w_match, w_res, w_ind, matched, rp, rq = _ot_masses(m1, m2, n_edges, eta, ws)
     t = uniform(stream) * (w_match + w_res + w_ind)
     # The part t falls in; rounding at the top end goes to the last part of
     # positive mass, so a part of zero mass is never used.
@@ -160,10 +158,10 @@ def ot_pair_pmf(p, m1, q, m2, overlap, metric, eta, ws, out):
     """The distribution :func:`sample_ot_pair` draws from, into ``out[:m1, :m2]``
     (float64): the three parts with the weights it uses. Returns the number of
     matched cells, -1 on failure. For tests."""
-    n_edges = overlap_plan(p, m1, q, m2, overlap, metric, ws)
+    n_edges, w_match, w_res, w_ind, matched, rp, rq = _ot_plan(p, m1, q, m2, overlap, metric,
+                                                               eta, ws)
     if n_edges < 0:
         return n_edges
-    w_match, w_res, w_ind, matched, rp, rq = _ot_masses(m1, m2, n_edges, eta, ws)
     total = w_match + w_res + w_ind
     sp = _total(p, m1)
     sq = _total(q, m2)
