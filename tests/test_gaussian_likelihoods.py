@@ -191,10 +191,11 @@ def test_exact_mv_normal_covariance_scale_sampled():
     """Sigma = s^2 S with s ~ HalfNormal: the reference integrates s out by
     quadrature; the step refreshes the kernel (new basis W) at every draw.
 
-    pm.sample assigns NUTS to s (the logp has a gradient in Sigma; the gradient
-    itself is checked by ``test_logp_gradients_in_matrix_hyperparameters``). The
-    exactness run moves s by Metropolis: the same refresh path, at a tenth of the
-    cost (the batched Cholesky gradients NUTS needs run in Python, ~7 ms each)."""
+    pm.sample assigns pmp.HyperSlice to s (it is read by the collapsed likelihood
+    alone; NUTS remains available by step=, its gradient in Sigma is checked by
+    ``test_logp_gradients_in_matrix_hyperparameters``). The exactness run moves s by
+    Metropolis: the same refresh path of the partition step, at a fraction of the
+    cost."""
     n = 5
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
@@ -203,7 +204,7 @@ def test_exact_mv_normal_covariance_scale_sampled():
                               Sigma=s**2 * S_FIXED, observed=two_groups(n, 2, seed=43))
         _, assigned = pm.sampling.mcmc.assign_step_methods(model)
         steps = [pm.Metropolis([s]), pmp.Gibbs([z])]
-    assert [v.name for v in assigned[pm.NUTS]] == ["s_log__"]
+    assert [v.name for v in assigned[pmp.HyperSlice]] == ["s_log__"]
     assert_exact(model, draws=2500, seed=43, step=steps,
                  grids={"s_log__": np.linspace(-8.0, 4.0, 400)})
 
