@@ -20,8 +20,7 @@ order, so X's marginal is exact whatever happens in Y.
 
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.coupled_gibbs import DONE, fill_overlap, recount_created
-from pymc_partitions.kernels.random import bounded, random_key
-from pymc_partitions.kernels.split_merge import FAILED, split_merge_update
+from pymc_partitions.kernels.split_merge import FAILED, draw_update, split_merge_update
 
 
 @primitive
@@ -50,11 +49,7 @@ def coupled_split_merge_updates(stream, n_proposals, n_scans, proposal, x, y, pr
     n = x.labels.shape[0]
     _zero_active_region(x, y, sc.overlap)
     for _ in range(n_proposals):
-        i = bounded(stream, n)
-        j = bounded(stream, n - 1)
-        if j >= i:
-            j += 1
-        key = random_key(stream)
+        i, j, key = draw_update(stream, n)
         outcome, _, _ = split_merge_update(x, prior_params, params, stats_x, data, i, j, key,
                                            n_scans, proposal, members, origin)
         if outcome == FAILED:

@@ -62,6 +62,19 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
     return k if a != NO_CHOICE else NO_CHOICE
 
 
+@primitive
+def sweep_in_order(stream, state, prior_params, params, stats, data, log_w, order):
+    """One sweep: update each item of ``order`` in turn with a uniform from ``stream``.
+    Returns -1, or the first item with no block of positive weight (the sweep stops)."""
+    for t in range(order.shape[0]):
+        i = order[t]
+        if update_item(
+            state, prior_params, params, stats, data, i, uniform(stream), log_w
+        ) == NO_CHOICE:
+            return i
+    return -1
+
+
 @entry
 def run_sweeps(stream, n_sweeps, state, prior_params, params, stats, data, log_w, order):
     """Run ``n_sweeps`` Gibbs sweeps, drawing from ``stream``.
@@ -78,12 +91,9 @@ def run_sweeps(stream, n_sweeps, state, prior_params, params, stats, data, log_w
     n = order.shape[0]
     for _ in range(n_sweeps):
         shuffle(stream, order, n)
-        for t in range(n):
-            i = order[t]
-            if update_item(
-                state, prior_params, params, stats, data, i, uniform(stream), log_w
-            ) == NO_CHOICE:
-                return i
+        failed = sweep_in_order(stream, state, prior_params, params, stats, data, log_w, order)
+        if failed >= 0:
+            return failed
     return -1
 
 
@@ -99,12 +109,8 @@ def run_sweeps_in_order(stream, n_sweeps, state, prior_params, params, stats, da
     (the single-chain kernel must then be this one too). Returns as
     :func:`run_sweeps`.
     """
-    n = order.shape[0]
     for _ in range(n_sweeps):
-        for t in range(n):
-            i = order[t]
-            if update_item(
-                state, prior_params, params, stats, data, i, uniform(stream), log_w
-            ) == NO_CHOICE:
-                return i
+        failed = sweep_in_order(stream, state, prior_params, params, stats, data, log_w, order)
+        if failed >= 0:
+            return failed
     return -1

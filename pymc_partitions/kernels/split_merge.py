@@ -59,10 +59,9 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.bookkeeping import log_joint, move_item, open_new_block
 from pymc_partitions.kernels.errors import NAN_SPLIT_MERGE_MESSAGE
-from pymc_partitions.kernels.gibbs import update_item
-from pymc_partitions.kernels.random import bounded, counter_uniform, random_key, shuffle, uniform
+from pymc_partitions.kernels.gibbs import sweep_in_order
+from pymc_partitions.kernels.random import bounded, counter_uniform, random_key, shuffle
 from pymc_partitions.kernels.reassign import log_weight, put_in, take_out
-from pymc_partitions.kernels.state import NO_CHOICE
 
 # Outcomes of one update (``split_merge_update``'s return value).
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
@@ -276,6 +275,18 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     return (MERGE_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
 
 
+@primitive
+def draw_update(stream, n):
+    """An update's random choices from ``stream``: a uniformly random pair of distinct
+    items (i, j) and a key for its counter-based uniforms (in this order, so chains
+    drawing from equal streams share them)."""
+    i = bounded(stream, n)
+    j = bounded(stream, n - 1)
+    if j >= i:
+        j += 1
+    return i, j, random_key(stream)
+
+
 @entry
 def run_split_merge(stream, n_proposals, n_scans, proposal, n_gibbs_sweeps, state,
                     prior_params, params, stats, data, log_w, order, members, origin,
@@ -296,11 +307,7 @@ def run_split_merge(stream, n_proposals, n_scans, proposal, n_gibbs_sweeps, stat
     """
     n = order.shape[0]
     for _ in range(n_proposals):
-        i = bounded(stream, n)
-        j = bounded(stream, n - 1)
-        if j >= i:
-            j += 1
-        key = random_key(stream)
+        i, j, key = draw_update(stream, n)
         outcome, _, _ = split_merge_update(state, prior_params, params, stats, data, i, j, key,
                                            n_scans, proposal, members, origin)
         if outcome == FAILED:
@@ -308,11 +315,9 @@ def run_split_merge(stream, n_proposals, n_scans, proposal, n_gibbs_sweeps, stat
         outcomes[outcome] += 1
     for _ in range(n_gibbs_sweeps):
         shuffle(stream, order, n)
-        for t in range(n):
-            h = order[t]
-            if update_item(state, prior_params, params, stats, data, h,
-                           uniform(stream), log_w) == NO_CHOICE:
-                return h
+        failed = sweep_in_order(stream, state, prior_params, params, stats, data, log_w, order)
+        if failed >= 0:
+            return failed
     return -1
 
 
