@@ -11,6 +11,8 @@ Stack differences
 - ``pm.sample`` returns ``arviz.InferenceData`` (ArviZ < 1) or ``xarray.DataTree``
   (ArviZ >= 1): :func:`posterior_dataset` reads the posterior from either.
 - ``ancestors`` moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal``.
+- PyMC's progress bars live in ``pymc.progress_bar`` in PyMC 5.28 and 6.x
+  (``pymc.util`` before): :func:`simple_progress` finds them.
 - PyTensor 3 compiles with its numba linker by default; small per-iteration
   functions (the hyperparameter reader) call 3x faster through the C virtual
   machine, so :func:`small_function_mode` asks for it where it exists.
@@ -112,6 +114,21 @@ def small_function_mode():
     if int(pytensor.__version__.split(".")[0]) >= 3:
         return "CVM"
     return None
+
+
+def simple_progress(progressbar=True):
+    """PyMC's simple progress bar (``with bar: task = bar.add_task(description,
+    completed=0, total=n); bar.advance(task, k)``): ``pymc.progress_bar.
+    create_simple_progress`` (PyMC 5.28, 6.x; rich in a terminal or Jupyter, marimo's in
+    marimo), else ``pymc.util.CustomProgress`` (older PyMC 5), whose rich progress
+    has the same methods. ``progressbar=False``: a bar that shows nothing."""
+    try:
+        from pymc.progress_bar import create_simple_progress
+    except ImportError:  # pragma: no cover - older PyMC 5
+        from pymc.util import CustomProgress
+
+        return CustomProgress(disable=not progressbar)
+    return create_simple_progress(progressbar=bool(progressbar))
 
 
 class ChainSetup:

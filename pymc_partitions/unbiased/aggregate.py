@@ -68,6 +68,27 @@ def trimmed_std_error(values, trim):
     return ordered.std(axis=0, ddof=1) / ((1.0 - trim) * np.sqrt(j))
 
 
+def summary_statistics(kept, trim, ci):
+    """The aggregates of J estimates ``kept`` (J, *shape), as a dict: ``mean``,
+    ``std_error`` (s / sqrt(J)), ``ci_lower``, ``ci_upper`` (normal interval of level
+    ``ci``), ``trimmed_mean``, ``trimmed_std_error``; NaN where J is too small (mean:
+    J >= 1, standard errors: J >= 2). Shared by :class:`UnbiasedEstimate` and the
+    naive-parallel baseline, which are aggregated the same way."""
+    j, shape = kept.shape[0], kept.shape[1:]
+    nan = _scalar(np.full(shape, np.nan))
+    out = {"mean": nan, "trimmed_mean": nan, "std_error": nan, "trimmed_std_error": nan}
+    if j:
+        out["mean"] = _scalar(kept.mean(axis=0))
+        out["trimmed_mean"] = _scalar(trimmed_mean(kept, trim))
+    if j >= 2:
+        out["std_error"] = _scalar(kept.std(axis=0, ddof=1) / np.sqrt(j))
+        out["trimmed_std_error"] = _scalar(trimmed_std_error(kept, trim))
+    z = stats.norm.ppf(0.5 + ci / 2)
+    out["ci_lower"] = _scalar(np.asarray(out["mean"]) - z * np.asarray(out["std_error"]))
+    out["ci_upper"] = _scalar(np.asarray(out["mean"]) + z * np.asarray(out["std_error"]))
+    return out
+
+
 def _scalar(value):
     value = np.asarray(value, dtype=np.float64)
     return float(value) if value.ndim == 0 else value
@@ -133,21 +154,9 @@ class UnbiasedEstimate:
         self.n_pairs = len(pairs)
         self.n_censored = int(self.censored.sum())
         kept = self.estimates[~self.censored]
-        self.n_estimates = j = kept.shape[0]
-        nan = np.full(shape, np.nan)
-        if j:
-            self.mean = _scalar(kept.mean(axis=0))
-            self.trimmed_mean = _scalar(trimmed_mean(kept, self.trim))
-        else:
-            self.mean = self.trimmed_mean = _scalar(nan)
-        if j >= 2:
-            self.std_error = _scalar(kept.std(axis=0, ddof=1) / np.sqrt(j))
-            self.trimmed_std_error = _scalar(trimmed_std_error(kept, self.trim))
-        else:
-            self.std_error = self.trimmed_std_error = _scalar(nan)
-        z = stats.norm.ppf(0.5 + self.ci / 2)
-        self.ci_lower = _scalar(np.asarray(self.mean) - z * np.asarray(self.std_error))
-        self.ci_upper = _scalar(np.asarray(self.mean) + z * np.asarray(self.std_error))
+        self.n_estimates = kept.shape[0]
+        for key, value in summary_statistics(kept, self.trim, self.ci).items():
+            setattr(self, key, value)
         if self.n_censored:
             warnings.warn(
                 f"{self.n_censored} of {self.n_pairs} coupled pairs had not met by their last "
@@ -245,5 +254,5 @@ def aggregate(pairs, burn_in, m, trim=0.01, ci=0.95, *, name="h", dims=None, coo
                             pair_ids=pair_ids)
 
 
-__all__ = ["CensoredPairsWarning", "UnbiasedEstimate", "aggregate", "trimmed_mean",
-           "trimmed_std_error"]
+__all__ = ["CensoredPairsWarning", "UnbiasedEstimate", "aggregate", "summary_statistics",
+           "trimmed_mean", "trimmed_std_error"]
