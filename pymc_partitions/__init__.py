@@ -13,7 +13,8 @@ Layers: :mod:`.distributions` (partition priors, collapsed likelihoods) →
 :mod:`.analysis` (distances, similarity, point estimates, credible balls, block
 parameters, leave-one-out log-likelihoods), :mod:`.plots`, :mod:`.datasets`, and
 :mod:`.partitions` (plain-numpy partition utilities), :mod:`.unbiased` (unbiased
-estimates from coupled chains: ``pmp.unbiased_estimate``, built-in functions h).
+estimates from coupled chains: ``pmp.unbiased_estimate``, ``pmp.coupled_estimates`` on
+any executor, the naive-parallel baseline ``pmp.naive_estimates``, built-in functions h).
 """
 
 from pymc_partitions import compat, datasets, plots, unbiased
@@ -65,7 +66,13 @@ from pymc_partitions.step_methods import (
     PartitionModelError,
     SplitMerge,
 )
-from pymc_partitions.unbiased import UnbiasedEstimate, unbiased_estimate
+from pymc_partitions.unbiased import (
+    NaiveEstimate,
+    UnbiasedEstimate,
+    coupled_estimates,
+    naive_estimates,
+    unbiased_estimate,
+)
 
 __version__ = "0.1.0"
 
@@ -118,7 +125,10 @@ __all__ = [
     "similarity_matrix",
     "variation_of_information",
     # unbiased estimation with coupled chains (built-in h's: pmp.unbiased.lcp, ...)
+    "NaiveEstimate",
     "UnbiasedEstimate",
+    "coupled_estimates",
+    "naive_estimates",
     "unbiased_estimate",
     # modules and utilities
     "canonicalize",

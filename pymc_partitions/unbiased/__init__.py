@@ -8,6 +8,10 @@ Trippe & Broderick 2022).
   for a stack of pairs of one length), :class:`PairEstimate`,
   :func:`aggregate` -> :class:`UnbiasedEstimate` (means, trimmed mean, standard errors,
   interval, meeting times, Kaplan–Meier survival, an xarray view);
+- runners of many pairs on an executor (a local process pool, any
+  ``concurrent.futures.Executor``, a Dask client): :func:`coupled_estimates` (also
+  ``pmp.coupled_estimates``), and the naive-parallel baseline :func:`naive_estimates`
+  -> :class:`NaiveEstimate` (single chains for the same wall time);
 - functions h of a partition: :data:`lcp`, :data:`n_blocks`, :func:`co_clustering`,
   :func:`predictive_density`, and :class:`PartitionFunction` to wrap one's own.
 """
@@ -28,18 +32,23 @@ from pymc_partitions.unbiased.functions import (
     n_blocks,
     predictive_density,
 )
+from pymc_partitions.unbiased.naive import NaiveEstimate, naive_estimates
+from pymc_partitions.unbiased.runner import coupled_estimates
 from pymc_partitions.unbiased.trace import unbiased_estimate
 
 __all__ = [
     "CensoredPairsWarning",
+    "NaiveEstimate",
     "PairEstimate",
     "PartitionFunction",
     "UnbiasedEstimate",
     "aggregate",
     "co_clustering",
+    "coupled_estimates",
     "evaluate",
     "lcp",
     "n_blocks",
+    "naive_estimates",
     "pair_estimate",
     "pair_estimates",
     "predictive_density",

@@ -35,6 +35,7 @@ the naive-parallel baseline (:func:`pymc_partitions.naive_estimates`) share this
 """
 
 import concurrent.futures as cf
+import itertools
 import os
 import pickle
 import time
@@ -113,12 +114,17 @@ class Executor:
             self.executor.shutdown(wait=True, cancel_futures=True)
 
 
+#: A run is split into at least this many tasks (if it has as many items).
+MIN_TASKS = 100
+
+
 def batches(n_items, n_workers):
-    """Index ranges of the tasks: at least 4 per worker and up to 100 in all, so that
-    work spreads evenly and the progress bar moves, but never empty."""
-    n_batches = min(n_items, max(100, 4 * n_workers))
+    """Index ranges of the tasks: at least 4 per worker and :data:`MIN_TASKS` in all, so
+    that work spreads evenly and the progress bar moves, but never empty. Results do
+    not depend on the batching (each item has its own seed)."""
+    n_batches = min(n_items, max(MIN_TASKS, 4 * n_workers))
     bounds = [round(i * n_items / n_batches) for i in range(n_batches + 1)]
-    return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    return [range(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def task_error(exc, what):
@@ -130,7 +136,7 @@ def task_error(exc, what):
         exc.add_note(note)
         pickle.loads(pickle.dumps(exc))
         return exc
-    except Exception:
+    except Exception:  # noqa: BLE001 - whatever fails to pickle travels as text
         return RuntimeError(f"{type(exc).__name__}: {exc}\n{note}")
 
 

@@ -230,6 +230,9 @@ def run_coupled_batch(payload, batch, deadline):
     job = job_of(payload)
     out = []
     for index in batch:
+        if deadline is not None and time.time() >= deadline:  # never started
+            out.append((index, PairEstimate.censored_at(0, job.shape), np.nan, True))
+            continue
         try:
             out.append((index, *run_pair(job, index, deadline)))
         except Exception as exc:
