@@ -276,6 +276,31 @@ def test_overlap_plan_where_greedy_is_not_optimal():
     np.testing.assert_allclose(plan, np.diag([0.45, 0.45, 0.1]), rtol=0, atol=1e-15)
 
 
+def test_overlap_plan_greedy_optimal_on_a_path_of_moved_items():
+    """Items moved along a chain of blocks (a -> a + 1): every row has two edges and
+    the greedy plan is optimal, which the certificate proves only after shifting the
+    free dual of a tree whose root row was emptied; the plan is POT's optimum. With
+    masses that make greedy wrong, the certificate must refuse and the solver find it."""
+    overlap = np.zeros((5, 5), dtype=np.int32)
+    for a in range(4):
+        overlap[a, a] = 50 - 10 * a
+        if a < 3:
+            overlap[a, a + 1] = 3 - a
+    ws = new_workspace(8, 8)
+    p = np.array([0.3, 0.3, 0.2, 0.1, 0.1])
+    q = np.array([0.3, 0.2, 0.2, 0.2, 0.1])
+    for metric in (HAMMING, VI):
+        check_overlap_plan(p, q, overlap, metric, ws)
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        k = int(rng.integers(2, 7))
+        overlap = np.zeros((k + 1, k + 1), dtype=np.int32)
+        overlap[np.arange(k), np.arange(k)] = rng.integers(1, 30, size=k)
+        overlap[np.arange(k - 1), np.arange(1, k)] = rng.integers(1, 30, size=k - 1)
+        p, q = rng.dirichlet(np.ones(k + 1)), rng.dirichlet(np.ones(k + 1))
+        check_overlap_plan(p, q, overlap, HAMMING, ws)
+
+
 @pytest.mark.parametrize("metric", [HAMMING, VI])
 @pytest.mark.parametrize("shape", ["star-row", "star-column", "path", "two-by-two", "stars",
                                    "degenerate"])

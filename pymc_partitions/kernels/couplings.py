@@ -49,7 +49,7 @@ OT, MAXIMAL, COMMON_RNG = 0, 1, 2
 DEFAULT_ETA = 1e-5
 
 
-@routine
+@primitive
 def _draw(weights, m, total, u):
     """Inverse-CDF draw from ``weights[:m]`` (>= 0, summing to ``total`` > 0) with
     the uniform ``u``; an index of zero weight is never returned (rounding that
@@ -66,7 +66,7 @@ def _draw(weights, m, total, u):
     return NO_CHOICE
 
 
-@routine
+@primitive
 def _total(weights, m):
     total = 0.0
     for a in range(m):
