@@ -46,11 +46,11 @@ log_likelihood     ``pymc.stats.log_density.compute_log_         none: PyMC eval
                    ``pm.compute_log_likelihood``, ``pymc.stats.  elementwise logp, one
                    compute_log_likelihood``): pointwise leave-   joint term for a collapsed
                    one-out terms for collapsed likelihoods       likelihood
-population_worker_ ``pymc.sampling.population.PopulationStepper`` none: PyMC's worker logs
-errors             subclassed: with worker processes, an         the exception and exits;
-                   exception in a chain's step is sent back and  the main process sees
-                   raised in the main process with the chain     only ``EOFError``
-                   and the worker's traceback
+population_worker_ ``pymc.sampling.population.``                 none: PyMC's worker logs
+errors             ``PopulationStepper`` subclassed: with        the exception and exits;
+                   worker processes, an exception in a chain's   the main process sees
+                   step is sent back and raised in the main      only ``EOFError``
+                   process with the chain and its traceback
 ================== ============================================= ==========================
 
 The partition's default start is *not* a patch: it is the priors' ``support_point``
@@ -622,7 +622,7 @@ class WorkerFailure:
         state = dict(self.__dict__)
         try:
             state["exception"] = pickle.dumps(self.exception)
-        except Exception:
+        except Exception:  # noqa: BLE001 - whatever fails to pickle travels as text
             state["exception"] = None
             state["description"] = f"{type(self.exception).__name__}: {self.exception}"
         return state
@@ -632,17 +632,18 @@ class WorkerFailure:
 
         description = state.pop("description", None)
         self.__dict__.update(state)
+        self.received = True
         if isinstance(self.exception, bytes):
             try:
                 self.exception = pickle.loads(self.exception)
-            except Exception:
+            except Exception:  # noqa: BLE001 - e.g. a class the main process cannot import
                 self.exception, description = None, description or "an unpicklable exception"
         if self.exception is None:
             self.exception = RuntimeError(description)
 
     def reraise(self):
         exc = self.exception
-        if exc.__traceback__ is None:  # came through the pipe: say where it was raised
+        if self.__dict__.get("received"):  # came through the pipe: say where it was raised
             exc.add_note(
                 f"(raised by the step of chain {self.chain} in its population worker process; "
                 f"the worker's traceback:)\n{self.traceback}"
@@ -660,7 +661,7 @@ class _GuardedStep:
     def __call__(self, point):
         try:
             return type(self.stepper).step(self.stepper, point)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - every exception goes back to the caller
             return WorkerFailure(self.chain, err)
 
 
