@@ -36,22 +36,18 @@ RING = np.array([[i, (i + 1) % N] for i in range(N)] + [[0, 5], [2, 7]])
 # Every likelihood (with the CRP), every other prior (with a Normal likelihood),
 # the colouring constraint alone and with a likelihood, and two likelihoods on one
 # partition (the Pair record).
-LIKELIHOODS = {
-    "normal": lambda z, name="y": pmp.CollapsedNormal(name, z, mu0=0.0, tau=2.0, sigma=1.0,
-                                                      observed=REAL),
-    "beta-bernoulli": lambda z, name="y": pmp.CollapsedBetaBernoulli(name, z, a=0.5, b=0.8,
-                                                           observed=BINARY),
-    "poisson-gamma": lambda z, name="y": pmp.CollapsedPoissonGamma(name, z, a=1.5, b=0.5,
-                                                                   observed=COUNTS),
-    "normal-inverse-gamma": lambda z, name="y": pmp.CollapsedNormalInverseGamma(name, z,
-                                                                                observed=REAL),
-    "mv-normal": lambda z, name="y": pmp.CollapsedMvNormal(name, z, mu0=np.zeros(2), Sigma0=4 * EYE,
-                                                 Sigma=EYE, observed=REAL),
-    "niw": lambda z, name="y": pmp.CollapsedNIW(name, z, nu0=4.0, Psi0=EYE, observed=REAL),
-    "dirichlet-multinomial": lambda z, name="y": pmp.CollapsedDirichletMultinomial(
-        name, z, concentration=0.7, observed=COUNTS3),
-    "irm": lambda z, name="y": pmp.IRM(name, z, observed=ADJ),
-    "kmeans-energy": lambda z, name="y": pmp.KMeansEnergy(name, z, observed=REAL),
+LIKELIHOODS = {  # name: (class, observed, hyperparameters)
+    "normal": (pmp.CollapsedNormal, REAL, {"mu0": 0.0, "tau": 2.0, "sigma": 1.0}),
+    "beta-bernoulli": (pmp.CollapsedBetaBernoulli, BINARY, {"a": 0.5, "b": 0.8}),
+    "poisson-gamma": (pmp.CollapsedPoissonGamma, COUNTS, {"a": 1.5, "b": 0.5}),
+    "normal-inverse-gamma": (pmp.CollapsedNormalInverseGamma, REAL, {}),
+    "mv-normal": (pmp.CollapsedMvNormal, REAL, {"mu0": np.zeros(2), "Sigma0": 4 * EYE,
+                                                "Sigma": EYE}),
+    "niw": (pmp.CollapsedNIW, REAL, {"nu0": 4.0, "Psi0": EYE}),
+    "dirichlet-multinomial": (pmp.CollapsedDirichletMultinomial, COUNTS3,
+                              {"concentration": 0.7}),
+    "irm": (pmp.IRM, ADJ, {}),
+    "kmeans-energy": (pmp.KMeansEnergy, REAL, {}),
 }
 PRIORS = {
     "pitman-yor": lambda: pmp.PitmanYor("z", alpha=1.0, d=0.3, n=N),
@@ -63,20 +59,23 @@ PRIORS = {
 def _build(prior, likelihoods):
     with pm.Model() as model:
         z = prior()
-        for k, lik in enumerate(likelihoods):
-            lik(z, f"y{k}")
+        for k, name in enumerate(likelihoods):
+            cls, observed, hypers = LIKELIHOODS[name]
+            cls(f"y{k}", z, observed=observed, **hypers)
     return model
 
 
-TARGETS = {f"crp+{name}": (lambda lik=lik: _build(lambda: pmp.CRP("z", alpha=1.0, n=N), [lik]))
-           for name, lik in LIKELIHOODS.items()}
-TARGETS.update({f"{name}+normal": (lambda p=p: _build(p, [LIKELIHOODS["normal"]]))
+def _crp():
+    return pmp.CRP("z", alpha=1.0, n=N)
+
+
+TARGETS = {f"crp+{name}": (lambda name=name: _build(_crp, [name])) for name in LIKELIHOODS}
+TARGETS.update({f"{name}+normal": (lambda p=p: _build(p, ["normal"]))
                 for name, p in PRIORS.items()})
-TARGETS["coloring"] = lambda: _build(lambda: pmp.ProperColoring("z", RING, q=3, n=N), [])
-TARGETS["coloring+normal"] = lambda: _build(lambda: pmp.ProperColoring("z", RING, q=3, n=N),
-                                            [LIKELIHOODS["normal"]])
-TARGETS["crp+normal+beta-bernoulli"] = lambda: _build(
-    lambda: pmp.CRP("z", alpha=1.0, n=N), [LIKELIHOODS["normal"], LIKELIHOODS["beta-bernoulli"]])
+TARGETS["coloring"] = lambda: _build(lambda: pmp.ProperColoring("z", RING, q=5, n=N), [])
+TARGETS["coloring+normal"] = lambda: _build(lambda: pmp.ProperColoring("z", RING, q=5, n=N),
+                                            ["normal"])
+TARGETS["crp+normal+beta-bernoulli"] = lambda: _build(_crp, ["normal", "beta-bernoulli"])
 
 
 class Chains:
