@@ -21,6 +21,14 @@ How ``pm.sample`` runs a population step (PyMC 5.28 and 6.4 alike,
   iteration is as slow as its slowest chain plus S^2 point transfers. Both modes
   give the same draws for the same ``random_seed``: each chain's randomness comes
   only from its own generator and the population it is shown.
+- PyMC copies each chain's steps *shallowly*. Our steps make their per-chain state
+  in ``start_chain`` and are unaffected, as are pmp.EscobarWest / pmp.HyperSlice.
+  But NUTS keeps its potential (mass-matrix adaptation and the generator of its
+  momenta) and step-size adaptation in sub-objects: with ``cores=1`` all chains'
+  NUTS share one of each, with ``cores > 1`` every worker unpickles its own copy of
+  that shared object. So with NUTS in the same ``pm.sample`` call the draws differ
+  between ``cores=1`` and ``cores > 1`` (measured on both stacks: equal first draws,
+  then apart), whatever the population step does. Not fixed here.
 - An exception in a worker reaches PyMC's main process only as ``EOFError``;
   :mod:`pymc_partitions.compat` (patch ``population_worker_errors``) sends it back
   and re-raises it there with the chain and the worker's traceback.
