@@ -46,6 +46,11 @@ log_likelihood     ``pymc.stats.log_density.compute_log_         none: PyMC eval
                    ``pm.compute_log_likelihood``, ``pymc.stats.  elementwise logp, one
                    compute_log_likelihood``): pointwise leave-   joint term for a collapsed
                    one-out terms for collapsed likelihoods       likelihood
+population_worker_ ``pymc.sampling.population.``                 none: PyMC's worker logs
+errors             ``PopulationStepper`` subclassed: with        the exception and exits;
+                   worker processes, an exception in a chain's   the main process sees
+                   step is sent back and raised in the main      only ``EOFError``
+                   process with the chain and its traceback
 ================== ============================================= ==========================
 
 The partition's default start is *not* a patch: it is the priors' ``support_point``
@@ -594,6 +599,101 @@ def install_log_likelihood():
     install_patches(["log_likelihood"])
 
 
+# --- population_worker_errors: exceptions from population workers -----------------------
+
+
+class WorkerFailure:
+    """An exception raised by a chain's step in a population worker process, sent to
+    the main process in place of the chain's update (:func:`_population_stepper_wrapper`).
+
+    Pickles the exception (or, if it cannot be pickled, its type name and message)
+    with the worker's formatted traceback."""
+
+    def __init__(self, chain, exception):
+        import traceback
+
+        self.chain = chain
+        self.exception = exception
+        self.traceback = "".join(traceback.format_exception(exception))
+
+    def __getstate__(self):
+        import pickle
+
+        state = dict(self.__dict__)
+        try:
+            state["exception"] = pickle.dumps(self.exception)
+        except Exception:  # noqa: BLE001 - whatever fails to pickle travels as text
+            state["exception"] = None
+            state["description"] = f"{type(self.exception).__name__}: {self.exception}"
+        return state
+
+    def __setstate__(self, state):
+        import pickle
+
+        description = state.pop("description", None)
+        self.__dict__.update(state)
+        self.received = True
+        if isinstance(self.exception, bytes):
+            try:
+                self.exception = pickle.loads(self.exception)
+            except Exception:  # noqa: BLE001 - e.g. a class the main process cannot import
+                self.exception, description = None, description or "an unpicklable exception"
+        if self.exception is None:
+            self.exception = RuntimeError(description)
+
+    def reraise(self):
+        exc = self.exception
+        if self.__dict__.get("received"):  # came through the pipe: say where it was raised
+            exc.add_note(
+                f"(raised by the step of chain {self.chain} in its population worker process; "
+                f"the worker's traceback:)\n{self.traceback}"
+            )
+        raise exc
+
+
+class _GuardedStep:
+    """``stepper.step`` that returns a :class:`WorkerFailure` instead of raising.
+    Calls the class's ``step`` (the instance attribute is this guard)."""
+
+    def __init__(self, stepper, chain):
+        self.stepper, self.chain = stepper, chain
+
+    def __call__(self, point):
+        try:
+            return type(self.stepper).step(self.stepper, point)
+        except Exception as err:  # noqa: BLE001 - every exception goes back to the caller
+            return WorkerFailure(self.chain, err)
+
+
+def _population_stepper_wrapper(original):
+    class PopulationStepper(original):
+        """PyMC's ``PopulationStepper``; with worker processes, an exception in a
+        chain's step is sent back and raised in the main process (PyMC's worker logs
+        it and exits, and the main process sees only ``EOFError``)."""
+
+        def __init__(self, steppers, parallelize, *args, **kwargs):
+            if parallelize:
+                for c, stepper in enumerate(steppers):
+                    stepper.step = _GuardedStep(stepper, c)
+            super().__init__(steppers, parallelize, *args, **kwargs)
+
+        def step(self, tune_stop, population):
+            updates = super().step(tune_stop, population)
+            for update in updates:
+                if isinstance(update, WorkerFailure):
+                    update.reraise()
+            return updates
+
+    PopulationStepper.__qualname__ = original.__qualname__
+    PopulationStepper.__module__ = original.__module__
+    return PopulationStepper
+
+
+def install_population_worker_errors():
+    """Install the ``population_worker_errors`` entry of :data:`PATCHES` (idempotent)."""
+    install_patches(["population_worker_errors"])
+
+
 PATCHES = [
     Patch(
         name="step_methods",
@@ -743,6 +843,37 @@ PATCHES = [
                      "compile_kwargs=None)"),
                     "e9bae995f3bcab21"),
                 "pymc.sampling.mcmc:_sample_return": "636bbc93162fee48",
+            },
+        },
+    ),
+    Patch(
+        name="population_worker_errors",
+        why=(
+            "With cores > 1 a population step's chains run in worker processes; an "
+            "exception there was logged in the worker and reached pm.sample as a bare "
+            "EOFError. The replacement (a subclass of PopulationStepper) guards each "
+            "chain's step.step before the steppers are pickled, sends the exception back "
+            "in place of the update and raises it in the main process. Re-check that "
+            "_prepare_iter_population builds PopulationStepper(steppers, parallelize, ...) "
+            "by the module-level name, that the worker (_run_secondary) sends whatever "
+            "stepper.step returns, and that step() returns the list of received updates."
+        ),
+        wrap=_population_stepper_wrapper,
+        targets=("pymc.sampling.population:PopulationStepper",),
+        relies_on=(
+            "pymc.sampling.population:PopulationStepper",
+            "pymc.sampling.population:_prepare_iter_population",
+        ),
+        fingerprints={
+            "5.28": {
+                "pymc.sampling.population:PopulationStepper": (
+                    "(steppers, parallelize, progressbar=True)", "dd666719a14d790b"),
+                "pymc.sampling.population:_prepare_iter_population": "730526f9eba8108d",
+            },
+            "6.4": {
+                "pymc.sampling.population:PopulationStepper": (
+                    "(steppers, parallelize)", "59e433150b605364"),
+                "pymc.sampling.population:_prepare_iter_population": "d54349d9a9cba0b7",
             },
         },
     ),

@@ -4,6 +4,8 @@
 One move per module; each is a thin class over its numba kernel in
 :mod:`pymc_partitions.kernels`. :mod:`.hyperparameters` updates the continuous
 variables read only by partition priors and collapsed likelihoods.
+:mod:`.chain_state` is the one kernel-state type with its copy and snapshot;
+:mod:`.population` the base of steps that PyMC runs as a population of chains.
 """
 
 from pymc_partitions.kernels.errors import ImpossibleConditionalError
@@ -11,6 +13,7 @@ from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.gibbs import Gibbs
 from pymc_partitions.step_methods.hyperparameters import EscobarWest, HyperSlice
+from pymc_partitions.step_methods.population import PopulationStep
 from pymc_partitions.step_methods.split_merge import SplitMerge
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
@@ -23,5 +26,6 @@ __all__ = [
     "PartitionModelError",
     "PartitionStep",
     "PartitionTarget",
+    "PopulationStep",
     "SplitMerge",
 ]

@@ -12,11 +12,10 @@ A prior whose support is restricted beyond block sizes (proper graph colourings)
 supplies a constraint component, placed first among the kernel components; with
 it the partition may be sampled without any likelihood (the prior is the target).
 
-:class:`ChainState` holds one chain's kernel state: the partition with its
-sufficient statistics and the scratch arrays the kernels use.
+:class:`~pymc_partitions.step_methods.chain_state.ChainState` (its own module)
+holds one chain's kernel state: the partition with its sufficient statistics and
+the scratch arrays the kernels use.
 """
-
-from dataclasses import dataclass
 
 import numpy as np
 from pytensor.compile.sharedvalue import SharedVariable
@@ -32,23 +31,11 @@ from pymc_partitions.distributions.partition import (
 from pymc_partitions.kernels import assign_labels, new_state, refresh_all
 from pymc_partitions.kernels.components import combine
 from pymc_partitions.kernels.errors import CHECK_HINT, ImpossibleConditionalError
+from pymc_partitions.step_methods.chain_state import ChainState, chain_state
 
 
 class PartitionModelError(ValueError):
     """The model uses a partition in a way the step cannot sample exactly."""
-
-
-@dataclass
-class ChainState:
-    """One chain's kernel state (see :mod:`pymc_partitions.kernels.state`)."""
-
-    state: object
-    stats: object
-    labels: np.ndarray  # canonical labels last written to the trace, (n,) int64
-    log_w: np.ndarray  # (n + 1,) float64 scratch
-    order: np.ndarray  # (n,) int64 scratch
-    scratch: np.ndarray  # (n,) int64 scratch
-    hyper_values: list  # hyperparameter values the statistics' caches were computed with
 
 
 class PartitionTarget:
@@ -276,15 +263,7 @@ class PartitionTarget:
         params, stats_c, data_c = combine(per_lik_params, stats, self.data)
         state = new_state(self.n)
         assign_labels(state, params, stats_c, data_c, labels)
-        return ChainState(
-            state=state,
-            stats=stats_c,
-            labels=np.full(self.n, -1, dtype=np.int64),
-            log_w=np.empty(self.n + 1),
-            order=np.arange(self.n, dtype=np.int64),
-            scratch=np.empty(self.n, dtype=np.int64),
-            hyper_values=values,
-        )
+        return chain_state(state, stats_c, self.n, values, shared=tuple(self.data))
 
     def kernel_args(self, chain, values, per_lik_params):
         """``(params, stats, data)`` for the kernels; refreshes the chain's caches
