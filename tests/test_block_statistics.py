@@ -34,32 +34,32 @@ def _normal(rng):
     mu0 = pm.Normal("mu0", 0.0, 2.0, shape=2)
     tau = pm.HalfNormal("tau", 2.0)
     sigma = pm.HalfNormal("sigma", 2.0, shape=2)
-    return pmp.CollapsedNormal, dict(mu0=mu0, tau=tau, sigma=sigma), y
+    return pmp.CollapsedNormal, {"mu0": mu0, "tau": tau, "sigma": sigma}, y
 
 
 def _nig(rng):
     y = rng.normal(1, 2, size=(N, 2))
-    return pmp.CollapsedNormalInverseGamma, dict(
-        mu0=pm.Normal("mu0", 0.0, 2.0), kappa0=pm.Gamma("kappa0", 2.0, 2.0),
-        a0=pm.Gamma("a0", 2.0, 1.0), b0=pm.Gamma("b0", 2.0, 1.0, shape=2)), y
+    return pmp.CollapsedNormalInverseGamma, {
+        "mu0": pm.Normal("mu0", 0.0, 2.0), "kappa0": pm.Gamma("kappa0", 2.0, 2.0),
+        "a0": pm.Gamma("a0", 2.0, 1.0), "b0": pm.Gamma("b0", 2.0, 1.0, shape=2)}, y
 
 
 def _bb(rng):
     y = (rng.random((N, 3)) < 0.4).astype(float)
-    return pmp.CollapsedBetaBernoulli, dict(a=pm.Gamma("a", 2.0, 2.0, shape=3),
-                                            b=pm.Gamma("b", 2.0, 2.0)), y
+    return pmp.CollapsedBetaBernoulli, {"a": pm.Gamma("a", 2.0, 2.0, shape=3),
+                                            "b": pm.Gamma("b", 2.0, 2.0)}, y
 
 
 def _pg(rng):
     y = rng.poisson(3.0, size=(N, 3)).astype(float)
-    return pmp.CollapsedPoissonGamma, dict(a=pm.Gamma("a", 2.0, 1.0),
-                                           b=pm.Gamma("b", 2.0, 1.0, shape=3)), y
+    return pmp.CollapsedPoissonGamma, {"a": pm.Gamma("a", 2.0, 1.0),
+                                           "b": pm.Gamma("b", 2.0, 1.0, shape=3)}, y
 
 
 def _dm(rng):
     y = rng.multinomial(5, [0.2, 0.3, 0.5], size=(N, 2)).astype(float)
-    return pmp.CollapsedDirichletMultinomial, dict(
-        concentration=pm.Gamma("c", 2.0, 1.0, shape=3)), y
+    return pmp.CollapsedDirichletMultinomial, {
+        "concentration": pm.Gamma("c", 2.0, 1.0, shape=3)}, y
 
 
 def _mvn(rng):
@@ -67,24 +67,24 @@ def _mvn(rng):
     s = pm.HalfNormal("s", 2.0)
     t = pm.HalfNormal("t", 2.0)
     base = np.array([[1.0, 0.3], [0.3, 0.8]])
-    return pmp.CollapsedMvNormal, dict(mu0=pm.Normal("mu0", 0.0, 2.0, shape=2),
-                                       Sigma0=t**2 * base, Sigma=s**2 * base.T @ base), y
+    return pmp.CollapsedMvNormal, {"mu0": pm.Normal("mu0", 0.0, 2.0, shape=2),
+                                       "Sigma0": t**2 * base, "Sigma": s**2 * base.T @ base}, y
 
 
 def _niw(rng):
     y = rng.normal(0, 2, size=(N, 2))
     p = pm.HalfNormal("p", 2.0)
-    return pmp.CollapsedNIW, dict(mu0=pm.Normal("mu0", 0.0, 2.0, shape=2),
-                                  kappa0=pm.Gamma("kappa0", 2.0, 2.0),
-                                  nu0=3.0 + pm.Gamma("nu", 2.0, 1.0),
-                                  Psi0=p**2 * pt.eye(2) + 0.1), y
+    return pmp.CollapsedNIW, {"mu0": pm.Normal("mu0", 0.0, 2.0, shape=2),
+                                  "kappa0": pm.Gamma("kappa0", 2.0, 2.0),
+                                  "nu0": 3.0 + pm.Gamma("nu", 2.0, 1.0),
+                                  "Psi0": p**2 * pt.eye(2) + 0.1}, y
 
 
 def _irm(rng):
     a = rng.random((N, N)) < 0.3
     y = np.triu(a, 1)
     y = (y | y.T).astype(float)
-    return pmp.IRM, dict(a=pm.Gamma("a", 2.0, 2.0), b=pm.Gamma("b", 2.0, 2.0)), y
+    return pmp.IRM, {"a": pm.Gamma("a", 2.0, 2.0), "b": pm.Gamma("b", 2.0, 2.0)}, y
 
 
 CASES = {"normal": _normal, "normal_inverse_gamma": _nig, "beta_bernoulli": _bb,
