@@ -546,7 +546,8 @@ class CollapsedNormal(CollapsedLikelihood):
     mu0, tau, sigma : tensor_like of float
         Prior mean and standard deviation of block means, observation noise
         standard deviation: scalars or length-D vectors, constants or random
-        variables (NUTS samples them).
+        variables (:class:`~pymc_partitions.HyperSlice` by default, NUTS when other
+        terms read them).
     observed : array_like, shape (n, D) or (n,)
         Finite data; a vector is read as D = 1 and stored as (n, 1).
 

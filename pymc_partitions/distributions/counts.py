@@ -324,7 +324,8 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
     concentration : tensor_like of float, > 0
         Dirichlet concentrations: a scalar (Goswami et al.'s symmetric c), a length-C
         vector (the same for every position) or a (P, C) matrix; a constant or a
-        random variable (NUTS samples it).
+        random variable (:class:`~pymc_partitions.HyperSlice` by default, NUTS when
+        other terms read it).
     observed : array_like of non-negative integers, shape (n, P, C) or (n, C)
         Count matrices; an (n, C) array is one position per item and is stored as
         (n, 1, C). Each item's position totals :math:`d_{ip}` are taken from it

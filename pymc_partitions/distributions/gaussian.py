@@ -238,8 +238,10 @@ class CollapsedMvNormal(_MatrixHyperLikelihood):
         - (\Sigma^{-1}S)^\top \Sigma_0\, B_m^{-1} S\Big),
 
     (using :math:`\tfrac1m(\Sigma^{-1} - B_m^{-1}) = \Sigma^{-1}\Sigma_0 B_m^{-1}`),
-    computed with one batched Cholesky factorisation of the n matrices
-    :math:`B_{m_k}`, O(n D^3) per evaluation; this is what NUTS differentiates.
+    computed with one batched Cholesky factorisation of the K matrices
+    :math:`B_{m_k}` from the blocks' sizes, means and centred scatter matrices
+    (memoised on the labels), O(K D^3) per evaluation at a fixed partition; this is
+    what NUTS differentiates.
 
     The Gibbs kernel instead diagonalises :math:`\Sigma_0` and :math:`\Sigma`
     simultaneously (see :mod:`pymc_partitions.kernels.components.mv_normal`): O(D) per

@@ -122,7 +122,8 @@ class CollapsedNormalInverseGamma(CollapsedLikelihood):
         Finite data; a vector is read as D = 1 and stored as (n, 1).
 
     All hyperparameters are scalars or length-D vectors, constants or random
-    variables (NUTS samples them). Forward draws and observed data: see
+    variables (:class:`~pymc_partitions.HyperSlice` by default, NUTS when other
+    terms read them). Forward draws and observed data: see
     :class:`~pymc_partitions.distributions.CollapsedLikelihood`.
     """
 
