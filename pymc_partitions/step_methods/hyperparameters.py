@@ -49,11 +49,9 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from pymc.exceptions import NotConstantValueError
-from pymc.model import Model, modelcontext
+from pymc.model import Model
 from pymc.pytensorf import constant_fold
 from pymc.step_methods.compound import BlockedStep, Competence
-from pymc.util import get_random_generator, get_value_vars_from_user_vars
-from pytensor.graph.basic import Variable
 from pytensor.tensor.random.basic import GammaRV
 from scipy.special import gammaln
 
@@ -72,6 +70,7 @@ from pymc_partitions.kernels.hyperparameters import (
     normal_blocks_log_likelihood,
     sizes_arrays,
 )
+from pymc_partitions.step_methods.base import step_arguments
 from pymc_partitions.step_methods.target import (
     PartitionModelError,
     PartitionTarget,
@@ -451,29 +450,7 @@ class HyperparameterStep(ChainSetup, BlockedStep):
 
     def __init__(self, vars, *, model=None, blocked=True, rng=None, initial_point=None,
                  compile_kwargs=None):
-        owner = type(self).__name__
-        model = modelcontext(model)
-        if not isinstance(model, Model):
-            raise TypeError(f"{owner}: 'model' must be a pm.Model (or None inside a model "
-                            f"context), got {model!r}.")
-        if not isinstance(vars, list | tuple):
-            vars = [vars]
-        if not vars:
-            raise ValueError(f"{owner}: 'vars' is empty; pass the hyperparameters, e.g. [alpha].")
-        for var in vars:
-            if not isinstance(var, Variable):
-                hint = f" (the variable itself: model[{var!r}])" if isinstance(var, str) else ""
-                raise TypeError(f"{owner}: 'vars' must be a list of model variables, e.g. "
-                                f"[alpha]{hint}; got {var!r}.")
-        try:
-            value_vars = get_value_vars_from_user_vars(vars, model)
-        except ValueError as err:
-            raise ValueError(f"{owner}: 'vars': {err}") from None
-        try:
-            get_random_generator(rng)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{owner}: 'rng' must be None, a seed (int) or a numpy Generator, "
-                            f"got {rng!r} ({err}).") from None
+        model, value_vars = step_arguments(type(self).__name__, vars, model, rng, "[alpha]")
         self.model = model
         self.vars = value_vars
         self.rvs = [model.values_to_rvs[v] for v in value_vars]
