@@ -104,10 +104,11 @@ def _model(make, rng, observed=None):
 def test_gradient_equals_finite_differences(case):
     rng = np.random.default_rng(sum(map(ord, case)))
     model, _ = _model(CASES[case], rng)
-    # The C VM on PyTensor 3 too: the numba linker's compile of the dense
-    # Gaussians' graphs takes minutes (the default linker runs in
-    # test_compile_all_likelihoods and the memo test below).
-    mode = small_function_mode()
+    # FAST_COMPILE (Python linker): the C and numba compiles of the dense
+    # Gaussians' gradient graphs take minutes on a cold cache. The default modes
+    # compile and run these graphs in test_compile_all_likelihoods and the memo
+    # test below.
+    mode = "FAST_COMPILE"
     logp = model.compile_logp(mode=mode)
     cont = [v for v in model.value_vars if v.name != "z"]
     dlogp = model.compile_dlogp(vars=[model.values_to_rvs[v] for v in cont], mode=mode)
@@ -165,7 +166,7 @@ def _has_ravel():
 
 def _reference_logp(make, y, point):
     model, _ = _model(make, np.random.default_rng(0), observed=y)
-    return model.compile_logp(mode=small_function_mode())(point)
+    return model.compile_logp(mode="FAST_COMPILE")(point)
 
 
 @pytest.mark.parametrize("case", ["normal", "beta_bernoulli"])
