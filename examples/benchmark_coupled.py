@@ -13,7 +13,13 @@ it prints (medians over repeats, all measured in this run):
   ratio to ``single`` (the issue's target: at most 2);
 - ``indep ot`` / ``indep crn``: the worst case, coupled sweeps of X after burn-in and
   an independent Y after burn-in (re-drawn whenever they meet), with OT and with the
-  common-random-number coupling (no transport problem), and the OT ratio.
+  common-random-number coupling (no transport problem), and both ratios;
+- ``floor``: a lower bound on any exact OT coupled sweep built on these chains:
+  ``crn/single`` (two chains' Gibbs work and the pair's bookkeeping, with a coupling
+  draw that needs no transport problem) plus N times the extra cost of one OT draw
+  over one common-random-number draw on the cheapest structure there is (the
+  chains' K blocks matched one to one: every component a single edge, no solver),
+  timed with ``kernels.couplings.draw_pairs`` in units of the single sweep.
 
 Times are the thread's CPU time (``time.thread_time``): the kernels are
 single-threaded, and CPU time does not count the waits of a machine shared with
@@ -32,7 +38,7 @@ import pymc as pm
 import pymc_partitions as pmp
 from pymc_partitions.kernels import coupled_gibbs as cg
 from pymc_partitions.kernels import gibbs
-from pymc_partitions.kernels.couplings import COMMON_RNG, HAMMING, OT
+from pymc_partitions.kernels.couplings import COMMON_RNG, HAMMING, OT, draw_pairs
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.transport import new_workspace
 from pymc_partitions.step_methods.target import PartitionTarget
@@ -131,7 +137,8 @@ def main():
              ("model B, D = 7", synthetic_d(4000, 7, seed=0), 31, 20, 3)]
     print("Per sweep, medians (ms); ratios to the single sweep measured in the same run.")
     print(f"{'data':<28}{'N':>6}{'D':>3}{'single':>9}{'run ot':>9}{'(sweeps)':>9}"
-          f"{'ot/single':>10}{'indep ot':>10}{'indep crn':>10}{'ot/single':>10}")
+          f"{'run/single':>11}{'indep ot':>10}{'indep crn':>10}{'ot/single':>10}"
+          f"{'crn/single':>11}{'floor':>7}")
     for label, x, repeats, burn_in, n_pairs in cases:
         bench = Bench(model_b(x), burn_in, seed=1)
         c = bench.chain()
@@ -146,9 +153,35 @@ def main():
         run, _, n_sweeps = bench.run_times(OT, n_pairs)
         ot, _ = bench.coupled_times(OT, repeats)
         crn, _ = bench.coupled_times(COMMON_RNG, repeats)
+        extra = draw_cost(OT, c.state.counts[0]) - draw_cost(COMMON_RNG, c.state.counts[0])
+        floor = crn / single + x.shape[0] * extra / single
         print(f"{label:<28}{x.shape[0]:>6}{x.shape[1]:>3}{1e3 * single:>9.3f}{1e3 * run:>9.3f}"
-              f"{n_sweeps:>9}{run / single:>10.2f}{1e3 * ot:>10.3f}{1e3 * crn:>10.3f}"
-              f"{ot / single:>10.2f}")
+              f"{n_sweeps:>9}{run / single:>11.2f}{1e3 * ot:>10.3f}{1e3 * crn:>10.3f}"
+              f"{ot / single:>10.2f}{crn / single:>11.2f}{floor:>7.2f}")
+
+
+def draw_cost(coupling, k, draws=200_000, repeats=7):
+    """Median seconds of one coupling draw for two partitions with the same k blocks
+    (sizes 10..), matched one to one, and random conditionals over k + 1 options."""
+    rng = np.random.default_rng(0)
+    capacity = INITIAL_CAPACITY
+    overlap = np.zeros((capacity, capacity), dtype=np.int32)
+    overlap[np.arange(k), rng.permutation(k)] = 10 + np.arange(k)
+    p = np.zeros(capacity)
+    q = np.zeros(capacity)
+    p[:k + 1] = rng.dirichlet(np.ones(k + 1))
+    q[:k + 1] = rng.dirichlet(np.ones(k + 1))
+    ws = new_workspace(capacity, capacity, max_edges=capacity)
+    stream = new_stream(2)
+    out_a = np.empty(draws, dtype=np.int64)
+    out_b = np.empty(draws, dtype=np.int64)
+    times = []
+    for _ in range(repeats):
+        t0 = time.thread_time()
+        draw_pairs(coupling, p, k + 1, q, k + 1, overlap, HAMMING, 1e-5, stream, ws, out_a,
+                   out_b)
+        times.append(time.thread_time() - t0)
+    return float(np.median(times)) / draws
 
 
 if __name__ == "__main__":
