@@ -255,6 +255,15 @@ def _rising_ratio(x, z, c):
 
 
 @primitive
+def _no_edge_term(y, s, m, base):
+    """log[(y)_m / (s)_m] given base = lgamma(s) - lgamma(y): 2 log-gamma evaluations
+    for m > 24, else the product of :func:`_rising_ratio`."""
+    if m <= _SMALL:
+        return _rising_ratio(y, s, m)
+    return math.lgamma(y + m) - math.lgamma(s + m) + base
+
+
+@primitive
 def _mark_dirty(stats, k):
     """Slot k's pair counts or size changed: its row and column of ``t0`` are stale."""
     if stats.dirty[k] == 0:
@@ -292,9 +301,16 @@ def _clean(params, stats):
             p_dl = m_d * (m_d - 1) // 2 if l == d else m_d * m_l
             y = b + (p_dl - e_dl)
             s = a + e_dl + y
-            t0[d, l] = _rising_ratio(y, s, m_l)
-            if l != d:
-                t0[l, d] = _rising_ratio(y, s, m_d)
+            if m_l > _SMALL or (l != d and m_d > _SMALL):
+                # Share lgamma(s) - lgamma(y) between the two directions.
+                base = math.lgamma(s) - math.lgamma(y)
+                t0[d, l] = _no_edge_term(y, s, m_l, base)
+                if l != d:
+                    t0[l, d] = _no_edge_term(y, s, m_d, base)
+            else:
+                t0[d, l] = _rising_ratio(y, s, m_l)
+                if l != d:
+                    t0[l, d] = _rising_ratio(y, s, m_d)
     for p in range(nd):
         dirty[dirty_list[p]] = 0
     meta[_N_DIRTY] = 0
