@@ -33,24 +33,48 @@ the ratio of the joint of the assigned nodes with and without i, so the chain ru
 of a block move (Herlau et al. eq. 5, :mod:`..sweep_block`) and Gibbs (Neal 2000,
 Alg. 3) are exact with the generic primitives.
 
-**Cost.** i's per-block edge counts :math:`e_{i\cdot}` are computed once per node
-by a walk over its neighbour list, O(degree), and cached in the stats, tagged with
-the node; ``add`` and ``remove`` invalidate the cache (they change the slots it was
-computed from). Each ``log_pred`` then costs O(K) Beta ratios: for a block of m <= 24
-nodes one product of rising factorials and one log, else 4 log-gamma evaluations
-(6 when i has edges into the block), so a Gibbs move of one node costs
-O(degree + K^2). ``add``/``remove`` cost O(degree). ``log_marginal`` costs O(K).
+**Cost: incremental block-pair terms.** Write :math:`x = a + E_{kl}`,
+:math:`y = b + P_{kl} - E_{kl}` for the pair (k, l). i's term for l splits into the
+term of a node with *no* edge into l and a correction for its :math:`e = e_{il}`
+edges,
 
-**Memory.** The edge-count matrix E is (n, n) int64 over slots: 8 n^2 bytes
-(8 MB at n = 1000, 200 MB at n = 5000). Fine up to several thousand nodes.
+.. math::
+
+    \log\frac{B(x + e,\, y + m_l - e)}{B(x, y)}
+      = \underbrace{\log\frac{B(x,\, y + m_l)}{B(x, y)}}_{T_{kl}}
+      + \log\frac{(x)_e}{(y + m_l - e)_e}
+
+(rising factorials :math:`(x)_e`; the correction vanishes for e = 0). The table
+:math:`T_{kl}` (``stats.t0``; for an empty slot k the vector
+:math:`F_l = \log B(a, b + m_l) - \log B(a, b)`, ``stats.fresh``) depends only on the
+pair's counts and :math:`m_l`, so it does not change while a node is out and changes
+only in the row and column of a slot a node left or joined: ``add``/``remove`` mark
+the slot dirty (O(1)), and the next ``log_pred`` recomputes the dirty rows and
+columns, O(K) Beta ratios per dirty slot, two slots per Gibbs move. i's per-block
+edge counts :math:`e_{i\cdot}` are gathered once per node by a walk over its
+neighbour list, O(degree), and cached, tagged with the node (``add``/``remove``
+invalidate them). Each ``log_pred`` then costs K additions of cached :math:`T_{kl}`
+plus one correction per block l holding a neighbour of i (:math:`t_i` of them,
+typically a few: about 5 of K = 26 on Hagmann), each a product of 2 e factors and
+one log. A Gibbs move of one node thus costs O(degree + K^2 additions + K Beta
+ratios + K t_i logs), against O(K^2) Beta ratios recomputed from scratch
+(``examples/benchmark_irm.py`` measures both against the arithmetic floor).
+``add``/``remove`` cost O(degree). ``log_marginal`` costs O(K).
+
+The cached terms are tagged with the (a, b) they were computed from
+(``stats.cache_ab``); ``log_pred`` recomputes every row when the params differ, so a
+new draw of the hyperparameters needs no ``refresh``.
+
+**Memory.** The edge-count matrix E (int64) and the term table T (float64) are
+(n, n) over slots: 16 n^2 bytes (16 MB at n = 1000, 400 MB at n = 5000). Fine up to
+several thousand nodes.
 
 **log_marginal.** The generic log joint sums ``log_marginal`` over active slots,
 so slot k's share is its within-block term plus half of each cross term (k, l),
 l active, l != k; the shares add up to the total above. The component keeps its
 own list of active slots for this (O(1) updates in ``add``/``remove``).
 
-Nothing depends on (a, b) except through the params, so ``refresh`` has nothing to
-recompute.
+``refresh`` has nothing to do: the (a, b) tag above detects new hyperparameters.
 """
 
 import math
@@ -65,6 +89,7 @@ from pymc_partitions.kernels.components.base import register
 _N_ACTIVE = 0
 _CACHED_NODE = 1
 _N_TOUCHED = 2
+_N_DIRTY = 3
 
 
 class IRMParams(NamedTuple):
@@ -76,7 +101,7 @@ class IRMParams(NamedTuple):
 
 
 class IRMStats(NamedTuple):
-    """Statistics over n slots; every field is int64.
+    """Statistics over n slots; int64 fields unless stated.
 
     sizes : (n,) number of assigned nodes in each slot
     edges : (n, n) E[k, l] = edges between slots k != l (symmetric); E[k, k] = edges
@@ -87,8 +112,18 @@ class IRMStats(NamedTuple):
     ecount : (n,) edge counts of node ``meta[1]`` into each slot (valid entries: the
         slots listed in ``touched``; all others are 0)
     touched : (n,) ``touched[:meta[2]]`` lists the slots with ``ecount > 0``
-    meta : (3,) [number of active slots, node whose counts ``ecount`` holds (-1:
-        none), number of touched slots]
+    t0 : (n, n) float64, T[k, l] = log B(a + E_kl, b + P_kl - E_kl + m_l) -
+        log B(a + E_kl, b + P_kl - E_kl), the term of a node with no edge into l
+        joining k (valid for active k, l once no slot is dirty)
+    fresh : (n,) float64, F[l] = log B(a, b + m_l) - log B(a, b), the same for an
+        empty k (valid for active l once no slot is dirty)
+    dirty : (n,) 1 + position of the slot in ``dirty_list``, 0 if clean
+    dirty_list : (n,) ``dirty_list[:meta[3]]`` lists the slots whose row and column
+        of ``t0`` (and ``fresh`` entry) are stale
+    cache_ab : (2,) float64, the (a, b) ``t0`` and ``fresh`` were computed with (NaN:
+        never)
+    meta : (4,) [number of active slots, node whose counts ``ecount`` holds (-1:
+        none), number of touched slots, number of dirty slots]
     """
 
     sizes: np.ndarray
@@ -98,6 +133,11 @@ class IRMStats(NamedTuple):
     where: np.ndarray
     ecount: np.ndarray
     touched: np.ndarray
+    t0: np.ndarray
+    fresh: np.ndarray
+    dirty: np.ndarray
+    dirty_list: np.ndarray
+    cache_ab: np.ndarray
     meta: np.ndarray
 
 
@@ -146,7 +186,12 @@ def alloc_stats(n_slots, params=None):
         where=np.full(n, -1, dtype=np.int64),
         ecount=np.zeros(n, dtype=np.int64),
         touched=np.zeros(n, dtype=np.int64),
-        meta=np.array([0, -1, 0], dtype=np.int64),
+        t0=np.zeros((n, n), dtype=np.float64),
+        fresh=np.zeros(n, dtype=np.float64),
+        dirty=np.zeros(n, dtype=np.int64),
+        dirty_list=np.zeros(n, dtype=np.int64),
+        cache_ab=np.full(2, np.nan),
+        meta=np.array([0, -1, 0, 0], dtype=np.int64),
     )
 
 
@@ -155,37 +200,10 @@ def _log_beta(x, y):
     return math.lgamma(x) + math.lgamma(y) - math.lgamma(x + y)
 
 
-# Beta ratios over at most this many new node pairs are computed as one product of
-# rising factorials (2 m multiplications and one log; measured 2-4x faster than the
-# 4-6 log-gamma evaluations for m <= 24); larger ones with log-gamma.
+# Rising-factorial ratios of at most this many factors are computed as products (2 c
+# multiplications and one log; measured 2-4x faster than 4 log-gamma evaluations for
+# c <= 24); longer ones with log-gamma.
 _SMALL = 24
-
-
-@primitive
-def _log_beta_ratio(x, y, dx, dy):
-    """log B(x + dx, y + dy) - log B(x, y) for integers dx, dy >= 0.
-
-    Equals log[(x)_dx (y)_dy / (x + y)_(dx+dy)] with rising factorials (x)_c.
-    """
-    m = dx + dy
-    if m <= _SMALL:
-        num = 1.0
-        den = 1.0
-        for t in range(dx):
-            num *= x + t
-        for t in range(dy):
-            num *= y + t
-        s = x + y
-        for t in range(m):
-            den *= s + t
-        if num > 1e-280 and den < 1e280:  # else extreme hyperparameters: log-gamma below
-            return math.log(num / den)
-    acc = math.lgamma(x + y) - math.lgamma(x + y + m)
-    if dx > 0:  # most blocks have no edge to a node: skip the pair that cancels
-        acc += math.lgamma(x + dx) - math.lgamma(x)
-    if dy > 0:
-        acc += math.lgamma(y + dy) - math.lgamma(y)
-    return acc
 
 
 @primitive
@@ -220,28 +238,120 @@ def _count_edges(stats, data, i):
 
 
 @primitive
+def _rising_ratio(x, z, c):
+    """log[(x)_c / (z)_c] for an integer c >= 0 (rising factorials): a product of 2 c
+    factors and one log for c <= 24, else 4 log-gamma evaluations."""
+    if c == 0:
+        return 0.0
+    if c <= _SMALL:
+        num = 1.0
+        den = 1.0
+        for t in range(c):
+            num *= x + t
+            den *= z + t
+        if 1e-280 < num < 1e280 and 1e-280 < den < 1e280:  # else extreme (a, b)
+            return math.log(num / den)
+    return math.lgamma(x + c) - math.lgamma(x) - math.lgamma(z + c) + math.lgamma(z)
+
+
+@primitive
+def _no_edge_term(y, s, m, base):
+    """log[(y)_m / (s)_m] given base = lgamma(s) - lgamma(y): 2 log-gamma evaluations
+    for m > 24, else the product of :func:`_rising_ratio`."""
+    if m <= _SMALL:
+        return _rising_ratio(y, s, m)
+    return math.lgamma(y + m) - math.lgamma(s + m) + base
+
+
+@primitive
+def _mark_dirty(stats, k):
+    """Slot k's pair counts or size changed: its row and column of ``t0`` are stale."""
+    if stats.dirty[k] == 0:
+        nd = stats.meta[_N_DIRTY]
+        stats.dirty_list[nd] = k
+        stats.dirty[k] = nd + 1
+        stats.meta[_N_DIRTY] = nd + 1
+
+
+@primitive
+def _clean(params, stats):
+    """Recompute the stale rows and columns of ``t0`` and entries of ``fresh``:
+    O(K) Beta ratios per dirty slot (all slots if (a, b) changed)."""
+    a, b = params.a, params.b
+    meta, active, sizes, edges = stats.meta, stats.active, stats.sizes, stats.edges
+    t0, fresh, dirty, dirty_list = stats.t0, stats.fresh, stats.dirty, stats.dirty_list
+    if stats.cache_ab[0] != a or stats.cache_ab[1] != b:
+        for t in range(meta[_N_ACTIVE]):
+            _mark_dirty(stats, active[t])
+        stats.cache_ab[0] = a
+        stats.cache_ab[1] = b
+    nd = meta[_N_DIRTY]
+    for p in range(nd):
+        d = dirty_list[p]
+        m_d = sizes[d]
+        if m_d == 0:  # a closed slot: its row is not read until it reopens (dirty)
+            continue
+        fresh[d] = _rising_ratio(b, a + b, m_d)
+        for t in range(meta[_N_ACTIVE]):
+            l = active[t]
+            if 0 < dirty[l] <= p:  # the pair was done in l's pass
+                continue
+            m_l = sizes[l]
+            e_dl = edges[d, l]
+            p_dl = m_d * (m_d - 1) // 2 if l == d else m_d * m_l
+            y = b + (p_dl - e_dl)
+            s = a + e_dl + y
+            if m_l > _SMALL or (l != d and m_d > _SMALL):
+                # Share lgamma(s) - lgamma(y) between the two directions.
+                base = math.lgamma(s) - math.lgamma(y)
+                t0[d, l] = _no_edge_term(y, s, m_l, base)
+                if l != d:
+                    t0[l, d] = _no_edge_term(y, s, m_d, base)
+            else:
+                t0[d, l] = _rising_ratio(y, s, m_l)
+                if l != d:
+                    t0[l, d] = _rising_ratio(y, s, m_d)
+    for p in range(nd):
+        dirty[dirty_list[p]] = 0
+    meta[_N_DIRTY] = 0
+
+
+@primitive
 def log_pred(params, stats, data, i, k):
     """log p(edges between unassigned node i and the assigned nodes | i in slot k).
 
-    Node i must be unassigned (every move removes a node before scoring it).
-    O(K) log-gamma evaluations once i's edge counts are cached (O(degree) on the
-    first call for a node).
+    Node i must be unassigned (every move removes a node before scoring it). K
+    additions of cached no-edge terms plus one rising-factorial correction per block
+    holding a neighbour of i, once i's edge counts are gathered (O(degree) on the
+    first call for a node) and the stale terms recomputed (O(K) per slot changed
+    since the last call).
     """
     _count_edges(stats, data, i)
+    _clean(params, stats)
     a, b = params.a, params.b
     sizes, edges, ecount, active = stats.sizes, stats.edges, stats.ecount, stats.active
+    touched = stats.touched
+    n_active, n_touched = stats.meta[_N_ACTIVE], stats.meta[_N_TOUCHED]
     m_k = sizes[k]
     acc = 0.0
-    for t in range(stats.meta[_N_ACTIVE]):
-        l = active[t]
-        e = ecount[l]
-        m_l = sizes[l]
-        if m_k == 0:
-            acc += _log_beta_ratio(a, b, e, m_l - e)
-        else:
+    if m_k == 0:
+        fresh = stats.fresh
+        for t in range(n_active):
+            acc += fresh[active[t]]
+        for t in range(n_touched):
+            l = touched[t]
+            e = ecount[l]
+            acc += _rising_ratio(a, b + (sizes[l] - e), e)
+    else:
+        row = stats.t0[k]
+        for t in range(n_active):
+            acc += row[active[t]]
+        for t in range(n_touched):
+            l = touched[t]
+            e = ecount[l]
             e_kl = edges[k, l]
-            p_kl = m_k * (m_k - 1) // 2 if l == k else m_k * m_l
-            acc += _log_beta_ratio(a + e_kl, b + (p_kl - e_kl), e, m_l - e)
+            p_kl = m_k * (m_k - 1) // 2 if l == k else m_k * sizes[l]
+            acc += _rising_ratio(a + e_kl, b + (p_kl - e_kl) + (sizes[l] - e), e)
     return acc
 
 
@@ -262,6 +372,7 @@ def _move_edges(stats, data, i, k, sign):
 def add(params, stats, data, i, k):
     """Node i (unassigned) joins slot k: O(degree)."""
     _invalidate(stats)
+    _mark_dirty(stats, k)
     _move_edges(stats, data, i, k, 1)
     stats.slot[i] = k
     stats.sizes[k] += 1
@@ -276,6 +387,7 @@ def add(params, stats, data, i, k):
 def remove(params, stats, data, i, k):
     """Node i leaves slot k and becomes unassigned: O(degree)."""
     _invalidate(stats)
+    _mark_dirty(stats, k)
     stats.slot[i] = -1
     _move_edges(stats, data, i, k, -1)
     stats.sizes[k] -= 1
@@ -291,7 +403,8 @@ def remove(params, stats, data, i, k):
 
 @primitive
 def refresh(params, stats, k):
-    """Nothing is cached per slot that depends on (a, b)."""
+    """Nothing to do: the cached terms carry the (a, b) they were computed with and
+    ``log_pred`` recomputes them when the params differ."""
     return None
 
 
