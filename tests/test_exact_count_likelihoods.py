@@ -38,9 +38,8 @@ def matrices_data(n, p, c, seed):
 
 
 def exact_test(n, build, draws, seed, grids=None):
-    """pmp.Gibbs on CRP(1) and the likelihood ``build(z)`` adds; a free
-    hyperparameter (``pm.sample`` assigns it to pmp.HyperSlice) is integrated out by
-    quadrature on ``grids``."""
+    """pmp.Gibbs on CRP(1) and the likelihood ``build(z)`` adds; a hyperparameter
+    that NUTS samples is integrated out by quadrature on ``grids``."""
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
         build(z)
@@ -62,7 +61,7 @@ def test_nig_fixed_hyperparameters_vector():
     )
 
 
-def test_nig_b0_free_by_hyper_slice():
+def test_nig_b0_sampled_by_nuts():
     Y = two_groups(5, 2, seed=2)
 
     def build(z):
@@ -86,7 +85,7 @@ def test_poisson_gamma_fixed_hyperparameters_vector():
     )
 
 
-def test_poisson_gamma_b_free_by_hyper_slice():
+def test_poisson_gamma_b_sampled_by_nuts():
     Y = counts_data(5, 2, seed=4)
 
     def build(z):
@@ -110,7 +109,7 @@ def test_dirichlet_multinomial_fixed_concentration_matrix():
     )
 
 
-def test_dirichlet_multinomial_concentration_free_by_hyper_slice():
+def test_dirichlet_multinomial_concentration_sampled_by_nuts():
     Y = matrices_data(5, 2, 4, seed=6)
 
     def build(z):
