@@ -27,6 +27,7 @@ from pymc.step_methods.compound import Competence, CompoundStep
 from scipy.special import expit
 
 import pymc_partitions as pmp
+from pymc_partitions.compat import group_dataset
 from pymc_partitions.kernels import assign_labels, new_state
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.hyperparameters import (
@@ -403,3 +404,28 @@ def test_refusals():
             pmp.EscobarWest([model["alpha"]])
         with pytest.raises(PartitionModelError, match=r"'z' is not continuous"):
             pmp.HyperSlice([model["z"]])
+
+
+def test_slice_reads_the_data_of_pm_set_data_between_runs():
+    """One HyperSlice step reused across two pm.sample calls with pm.set_data between
+    them: the second run's sigma follows the new data (noise sd ~3), not the data the
+    step was built with (noise sd ~0.1). A step keeping a reference to the first
+    array would put sigma near 0.1 again."""
+    rng = np.random.default_rng(4)
+    y0 = rng.normal(0.0, 0.1, size=(40, 1))
+    y1 = rng.normal(0.0, 3.0, size=(40, 1))
+    with pm.Model():
+        data = pm.Data("data", y0)
+        sigma = pm.HalfNormal("sigma", 5.0)
+        z = pmp.CRP("z", alpha=0.5, n=40)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=0.1, sigma=sigma, observed=data)
+        steps = [pmp.Gibbs([z]), pmp.HyperSlice([sigma])]
+        kwargs = dict(draws=150, tune=50, chains=1, step=steps, progressbar=False,
+                      compute_convergence_checks=False)
+        first = pm.sample(random_seed=1, **kwargs)
+        pm.set_data({"data": y1})
+        second = pm.sample(random_seed=2, **kwargs)
+    s0 = float(group_dataset(first, "posterior")["sigma"].mean())
+    s1 = float(group_dataset(second, "posterior")["sigma"].mean())
+    assert s0 < 0.3
+    assert 2.0 < s1 < 4.5

@@ -288,13 +288,16 @@ class _PartitionTerms:
                             if reads(rv, prior_exprs, model)}
         self.lik_reads = []  # per likelihood: names of our variables it reads
         first = 0 if target.constraint is None else 1
-        self._lik = []  # (position of its values, count, op, data)
+        # (position of its values, count, op, index of its data in target.data, name):
+        # the data are read from the target at each use, because refresh_data replaces
+        # them after pm.set_data (a reference kept here would go stale).
+        self._lik = []
         pos = target.n_prior_hypers
-        for lik, count, data in zip(target.likelihoods, target.hyper_counts, target.data[first:]):
+        for i, (lik, count) in enumerate(zip(target.likelihoods, target.hyper_counts)):
             names = {model.rvs_to_values[rv].name for rv in rvs
                      if reads(rv, lik.owner.op.hyper_params(lik.owner), model)}
             self.lik_reads.append(names)
-            self._lik.append((pos, count, lik.owner.op, data, lik.name))
+            self._lik.append((pos, count, lik.owner.op, first + i, lik.name))
             pos += count
         self._valid = [_validity_check(op, f"'{name}'") for _, _, op, _, name in self._lik]
         self._fast = [_fast_likelihood(op) for _, _, op, _, _ in self._lik]
@@ -332,9 +335,10 @@ class _PartitionTerms:
         self._sizes = counts[counts > 0].astype(np.float64)
         self._largest = int(counts.max())
         values = None
-        for j, (pos, count, op, data, _) in enumerate(self._lik):
+        for j, (pos, count, op, where, _) in enumerate(self._lik):
             if not self.lik_reads[j]:
                 continue
+            data = self.target.data[where]
             if values is None:
                 values = self.values(inputs)
             vals = values[pos:pos + count]
@@ -363,7 +367,7 @@ class _PartitionTerms:
                                      self._sizes, self.n)
             if not acc > -np.inf:
                 return -np.inf
-        for j, (pos, count, op, data, lik_name) in enumerate(self._lik):
+        for j, (pos, count, op, _, lik_name) in enumerate(self._lik):
             if name not in self.lik_reads[j]:
                 continue
             vals = values[pos:pos + count]
