@@ -230,13 +230,13 @@ def _draw_pair(x, y, m_x, m_y, coupling, metric, eta, nugget, stream, sc, ws):
     ``sc.q``; (NO_CHOICE, NO_CHOICE) if it cannot be drawn.
 
     A routine, compiled once for every model (nothing in it depends on the
-    component). The call passes both states, the scratch and the workspace by value
-    (about 50 array structs): measured on model B, N = 300, that costs 0.3-0.7
-    single sweeps per coupled sweep (inlined: common-random-number coupled sweeps
-    2.0-2.1x a single sweep, OT 3.2-3.4x; as a routine 2.4x and 4.0x). Inlined, it
-    added ~28 s of cold compilation to every model's coupled entries (two per model),
-    ~17 minutes per CI stack; a user's first coupled sweep of each model pays it
-    too."""
+    component); the call passes both states, the scratch and the workspace by value
+    (about 50 array structs). Inlined, it added ~28 s of cold compilation to every
+    model's coupled entries (two per model, ~17 minutes per CI stack, and a user's
+    first coupled sweep of each model). Its run-time gain was not established:
+    inlined runs on a loaded machine gave common-random-number coupled sweeps
+    2.0-2.1x a single sweep against 2.4x for the routine, but a later run of the
+    routine gave 2.03x (``examples/benchmark_coupled.py``)."""
     if coupling == OT:
         return sample_ot_pair(sc.p, m_x, sc.q, m_y, sc.overlap, metric, nugget, stream, ws)
     _to_label_order(x, sc.x_created, sc.p, m_x, sc.p_lab)
