@@ -92,6 +92,18 @@ class Exact:
         return order[pos].reshape(np.shape(draws)[:-1])
 
 
+def normal_model(n=6, seed=2, spread=2.0, alpha=0.7):
+    """CRP(alpha) and a CollapsedNormal (D = 2, tau = 2, sigma = 1) on two groups of
+    n // 2 and n - n // 2 points centred at -spread and +spread."""
+    rng = np.random.default_rng(seed)
+    half = n // 2
+    y = np.concatenate([rng.normal(-spread, 1, (half, 2)), rng.normal(spread, 1, (n - half, 2))])
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=1.0, observed=y)
+    return model
+
+
 def compiled_logp(model, rvs, inputs):
     """``model.logp(vars=rvs)`` (with Jacobians) compiled as a function of ``inputs``."""
     return model.compile_fn(

@@ -5,7 +5,7 @@ estimator built on the pairs is unbiased where single chains are not."""
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import binary_data, exact_posterior, judge
+from helpers import binary_data, exact_posterior, judge, normal_model
 
 import pymc_partitions as pmp
 from pymc_partitions.compat import group_dataset
@@ -29,16 +29,6 @@ def bernoulli_model(n=6, seed=6):
         z = pmp.CRP("z", alpha=1.0, n=n)
         pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8,
                                    observed=binary_data(n, 3, seed))
-    return model
-
-
-def normal_model(n=6, seed=2, spread=2.0, alpha=0.7):
-    rng = np.random.default_rng(seed)
-    half = n // 2
-    y = np.concatenate([rng.normal(-spread, 1, (half, 2)), rng.normal(spread, 1, (n - half, 2))])
-    with pm.Model() as model:
-        z = pmp.CRP("z", alpha=alpha, n=n)
-        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=1.0, observed=y)
     return model
 
 

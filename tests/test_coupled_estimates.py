@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import exact_posterior
+from helpers import exact_posterior, normal_model
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels.random import new_stream
@@ -19,16 +19,6 @@ from pymc_partitions.step_methods.target import PartitionTarget
 from pymc_partitions.unbiased import CensoredPairsWarning, executors
 from pymc_partitions.unbiased.coupled_pair import CoupledPair
 from pymc_partitions.unbiased.runner import child_seed
-
-
-def normal_model(n, seed=2, spread=2.5, alpha=0.5):
-    rng = np.random.default_rng(seed)
-    half = n // 2
-    y = np.concatenate([rng.normal(-spread, 1, (half, 2)), rng.normal(spread, 1, (n - half, 2))])
-    with pm.Model() as model:
-        z = pmp.CRP("z", alpha=alpha, n=n)
-        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=1.0, observed=y)
-    return model
 
 
 def lcp(labels):  # a plain Python h (sent to workers by cloudpickle)
@@ -86,7 +76,7 @@ def test_runner_pairs_are_the_reference_pairs():
     """Pair j of the runner is the hand-driven pair with seed SeedSequence(seed).spawn[j]:
     same meeting time, same H_{l:m} to the bit (so the unbiasedness shown for the
     reference in test_coupled.py holds for the runner)."""
-    model = normal_model(6)
+    model = normal_model(6, spread=2.5, alpha=0.5)
     result = pmp.coupled_estimates(model, "z", lcp, 2, 5, 8, executor="serial",
                                    random_seed=21, progressbar=False)
     for j, seed in enumerate(np.random.SeedSequence(21).spawn(8)):
@@ -102,7 +92,7 @@ def test_unbiased_where_the_naive_baseline_is_biased():
     """Exact E[lcp] by enumeration (n = 6, start at one block far from the posterior):
     the coupled mean over 3000 pairs (l = 1, m = 3) is within 3.5 SE of it; naive
     chains of 3 sweeps (none discarded) are off by more than 5 SE."""
-    model = normal_model(6)
+    model = normal_model(6, spread=2.5, alpha=0.5)
     exact = exact_posterior(model)
     truth = float(sum(p * lcp(part) for p, part in zip(exact.p, exact.partitions)))
     coupled = pmp.coupled_estimates(model, "z", pmp.unbiased.lcp, 1, 3, 3000,

@@ -19,9 +19,8 @@ import xarray as xr
 from pymc_partitions.distributions.validation import number_arg
 from pymc_partitions.kernels import summarise
 from pymc_partitions.kernels.random import new_stream
-from pymc_partitions.unbiased.aggregate import UnbiasedEstimate, check_trim_ci, summary_statistics
+from pymc_partitions.unbiased.aggregate import UnbiasedEstimate, summary_statistics
 from pymc_partitions.unbiased.executors import (
-    Executor,
     batches,
     dumps_payload,
     run_tasks,
@@ -33,7 +32,7 @@ from pymc_partitions.unbiased.runner import (
     check_h,
     job_of,
     read_model,
-    root_seed,
+    run_arguments,
     warm_up,
 )
 from pymc_partitions.unbiased.trace import _h_name
@@ -228,11 +227,7 @@ def naive_estimates(model, var_name, h, wall_times=None, *, n_sweeps=None, disca
     sweeps = None if n_sweeps is None else _budgets("n_sweeps", n_sweeps, owner, True)
     n_chains = (wall if wall is not None else sweeps).size
     discard = number_arg("discard", discard, owner, low=0.0, high=1.0, high_open=True)
-    trim, ci = check_trim_ci(trim, ci, owner)
-    if not isinstance(progressbar, bool | np.bool_):
-        raise TypeError(f"{owner}: 'progressbar' must be True or False, got {progressbar!r}.")
-    root = root_seed(random_seed, owner)
-    runner = Executor(executor, owner)
+    trim, ci, root, runner = run_arguments(trim, ci, progressbar, random_seed, executor, owner)
     try:
         target, pair_options = read_model(model, var_name, owner, options)
         shape = check_h(h, target.start_labels, owner)

@@ -104,6 +104,15 @@ def read_model(model, var_name, owner, options):
     return FrozenTarget(step.target, model.initial_point()), pair_options
 
 
+def run_arguments(trim, ci, progressbar, random_seed, executor, owner):
+    """The arguments every runner shares, checked with errors naming them:
+    ``(trim, ci, root SeedSequence, Executor)``."""
+    trim, ci = check_trim_ci(trim, ci, owner)
+    if not isinstance(progressbar, bool | np.bool_):
+        raise TypeError(f"{owner}: 'progressbar' must be True or False, got {progressbar!r}.")
+    return trim, ci, root_seed(random_seed, owner), Executor(executor, owner)
+
+
 def root_seed(random_seed, owner):
     """``numpy.random.SeedSequence(random_seed)`` (None: fresh entropy, recorded in the
     result), with an error naming ``random_seed``."""
@@ -353,11 +362,7 @@ def coupled_estimates(model, var_name, h, burn_in, m, n_pairs, coupling="ot", ex
             raise ValueError(f"{owner}: 'max_sweeps' = {max_sweeps} must be >= 'm' = {m} (a "
                              f"pair needs m sweeps for its estimate), or None.")
     time_budget = check_budget(time_budget, owner)
-    trim, ci = check_trim_ci(trim, ci, owner)
-    if not isinstance(progressbar, bool | np.bool_):
-        raise TypeError(f"{owner}: 'progressbar' must be True or False, got {progressbar!r}.")
-    root = root_seed(random_seed, owner)
-    runner = Executor(executor, owner)
+    trim, ci, root, runner = run_arguments(trim, ci, progressbar, random_seed, executor, owner)
     try:
         target, pair_options = read_model(model, var_name, owner,
                                           {"coupling": coupling, **options})
