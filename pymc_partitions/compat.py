@@ -468,6 +468,22 @@ def our_random_variable_names():
 
 def _quiet_our_object_mode_warnings():
     quiet_object_mode_warnings(our_random_variable_names())
+    # The collapsed likelihoods' memoised statistics ops (distributions.statistics)
+    # are Python by design too: their memo lives in Python objects.
+    from pymc_partitions.distributions.statistics import BlockStatistics
+
+    names = "|".join(sorted(re.escape(c.__name__) for c in _subclasses(BlockStatistics)))
+    warnings.filterwarnings(
+        "ignore", message=rf"Numba will use object mode to run ({names})'s perform method",
+        category=UserWarning,
+    )
+
+
+def _subclasses(cls):
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub] + _subclasses(sub)
+    return out
 
 
 # --- step_assignment_checks: refuse non-partition steps on partitions ------------------
@@ -763,8 +779,9 @@ PATCHES = [
         name="object_mode_warnings",
         why=(
             "PyTensor's numba backend warns that it runs Python rng_fn methods in object "
-            "mode; ours are Python by design (a partition draw is a sequential loop), so "
-            "the notice is silenced for our ops only. Re-check the message text."
+            "mode; ours are Python by design (a partition draw is a sequential loop; the "
+            "likelihoods' block statistics are memoised in Python), so the notice is "
+            "silenced for our ops only. Re-check the message text."
         ),
         install=_quiet_our_object_mode_warnings,
         relies_on=("pytensor.link.numba.dispatch.basic:generate_fallback_impl",),
