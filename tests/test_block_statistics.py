@@ -6,6 +6,9 @@
   hyperparameters can be free, at a partition with several blocks; the values
   themselves are checked against the numba kernels in ``test_kernel_vs_model``,
   ``test_count_likelihoods``, ``test_gaussian_likelihoods`` and ``test_irm``.
+- Under PyTensor's numba backend each op runs its native implementation
+  (``kernels.statistics``), never Python in object mode, with the same outputs
+  as ``perform`` on valid and invalid labels and data.
 - The memo: statistics are computed once per labelling (a NUTS trajectory at
   fixed z costs O(K D)), and never served stale: new labels, a new ``pm.Data``
   array, new values of the same shape, and the container's array modified in
@@ -13,8 +16,11 @@
   built on those data.
 """
 
+import warnings
+
 import numpy as np
 import pymc as pm
+import pytensor
 import pytensor.tensor as pt
 import pytest
 
@@ -145,8 +151,10 @@ def test_statistics_computed_once_per_labelling(monkeypatch):
     monkeypatch.setattr(statistics.NormalMoments, "compute", counted)
     rng = np.random.default_rng(3)
     model, _ = _model(_normal, rng)
-    fn = model.logp_dlogp_function(ravel_inputs=True) if _has_ravel() else \
-        model.logp_dlogp_function()
+    # The memo is the Python linkers' (PyMC 5's default C VM; under numba the op
+    # runs natively, test_native_statistics_equal_perform).
+    kwargs = {"ravel_inputs": True} if _has_ravel() else {}
+    fn = model.logp_dlogp_function(mode=pytensor.compile.mode.Mode(linker="cvm"), **kwargs)
     fn.set_extra_values({"z": _labels(rng, k=3)})
     x0 = np.concatenate([np.ravel(model.initial_point()[v.name]) for v in fn._grad_vars])
     values = [fn(x0 + 0.01 * j) for j in range(10)]
@@ -223,3 +231,58 @@ def test_invalid_labels_and_data_give_minus_inf():
     bad[2, 1] = 0.5
     assert f(np.array([0, 0, 1, 1]), bad) == -np.inf
     assert np.isfinite(f(np.array([0, 0, 1, 1]), good))  # and back
+
+
+def _op_inputs(rng):
+    """(op, inputs) per statistics op: valid data, then data each op must flag."""
+    labels = _labels(rng)
+    y = rng.normal(size=(N, 3))
+    binary = (rng.random((N, 3)) < 0.4).astype(float)
+    counts = rng.poisson(2.0, size=(N, 3)).astype(float)
+    matrices = rng.multinomial(4, [0.2, 0.3, 0.5], size=(N, 2)).astype(float)
+    a = np.triu(rng.random((N, N)) < 0.3, 1)
+    graph = (a | a.T).astype(float)
+    not_binary, not_counts, bad_totals, asymmetric = (binary.copy(), counts.copy(),
+                                                      matrices.sum(axis=2),
+                                                      graph.copy())
+    not_binary[3, 1] = 0.5
+    not_counts[2, 0] = 1.5
+    bad_totals[4, 1] += 1.0
+    asymmetric[0, 5], asymmetric[5, 0] = 1.0, 0.0
+    return [
+        (statistics.normal_moments, [(labels, y)]),
+        (statistics.binary_sums, [(labels, binary), (labels, not_binary)]),
+        (statistics.count_sums, [(labels, counts), (labels, not_counts)]),
+        (statistics.count_matrices, [(labels, matrices, matrices.sum(axis=2)),
+                                     (labels, matrices, bad_totals)]),
+        (statistics.mean_scatter, [(labels, y)]),
+        (statistics.edge_counts, [(labels, graph), (labels, asymmetric)]),
+    ]
+
+
+def test_native_statistics_equal_perform():
+    """Each op compiled by the numba backend equals its Python ``perform`` (the memo's
+    computation), on valid data, on data the op must flag, and on labels outside
+    [0, n); and it compiles without falling back to object mode."""
+    rng = np.random.default_rng(5)
+    for op, cases in _op_inputs(rng):
+        out_of_range = cases[0][0].copy()
+        out_of_range[7] = N + 2
+        cases = cases + [(out_of_range,) + cases[0][1:]]
+        symbols = [pt.lvector("labels")] + [
+            pt.tensor(dtype="float64", shape=(None,) * np.ndim(x)) for x in cases[0][1:]]
+        outputs = op(*symbols)
+        python = pytensor.function(symbols, outputs, mode="FAST_COMPILE")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*object mode.*")
+            native = pytensor.function(symbols, outputs, mode="NUMBA")
+        flags = []
+        for inputs in cases:
+            expected, got = python(*inputs), native(*inputs)
+            assert len(expected) == len(got)
+            flags.append(bool(got[0]))
+            assert bool(got[0]) == bool(expected[0]), type(op).__name__
+            for e, g in zip(expected[1:], got[1:]):
+                np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+        # valid data pass, flagged data and out-of-range labels fail
+        assert flags == [True] + [False] * (len(cases) - 1), (type(op).__name__, flags)

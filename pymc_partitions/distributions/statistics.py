@@ -22,6 +22,12 @@ respect to the hyperparameters are then ordinary PyTensor graphs on the
 statistics; the statistics have no gradient (labels are integers, data are
 observed): the op declares its inputs disconnected.
 
+Under PyTensor's numba backend (PyMC 6's default linker) the op runs its native
+implementation instead (``kernels.statistics.<name>_op``, registered by
+``compat.numba_block_statistics``): the same outputs, recomputed from the labels at
+every call, O(N D) in a compiled loop, and a graph numba can cache. The memo above
+is the Python linkers' (PyMC 5's C backend).
+
 Subclasses, one per family of statistics, say what they output
 (:meth:`BlockStatistics.output_types`), what they derive from the data alone once
 per data value (:meth:`BlockStatistics.prepare`: validity, data-only constants) and
@@ -73,6 +79,8 @@ class BlockStatistics(Op):
     __props__ = ()
     #: How many data inputs follow the labels.
     n_data = 1
+    #: Name of the native implementation in :mod:`pymc_partitions.kernels.statistics`.
+    native = None
 
     def make_node(self, labels, *data):
         labels = pt.as_tensor_variable(labels)
@@ -165,6 +173,8 @@ class NormalMoments(BlockStatistics):
     same holds for :class:`BinarySums` and :class:`CountSums`.
     """
 
+    native = "normal_moments_op"
+
     def output_types(self, data):
         shape = (None, _columns(data))
         return [_stat(shape)] * 3
@@ -178,6 +188,8 @@ class NormalMoments(BlockStatistics):
 class BinarySums(BlockStatistics):
     """(n, D) 0/1 data -> ``ok, m (K, D), ones (K, D)``; ``ok`` also checks the data
     are 0/1 (Beta-Bernoulli)."""
+
+    native = "binary_sums_op"
 
     def output_types(self, data):
         shape = (None, _columns(data))
@@ -199,6 +211,8 @@ class CountSums(BlockStatistics):
     """(n, D) count data -> ``ok, m (K, D), sums (K, D), log_factorials ()``: the
     last is sum over all entries of log x!, a data-only term (Poisson-Gamma)."""
 
+    native = "count_sums_op"
+
     def output_types(self, data):
         shape = (None, _columns(data))
         return [_stat(shape), _stat(shape), _stat(())]
@@ -219,6 +233,8 @@ class CountMatrices(BlockStatistics):
     log_coefficient ()``: the multinomial coefficients' log, summed over items and
     positions (data only); ``ok`` also checks the counts and that each item's
     row sums equal its totals (Dirichlet-multinomial)."""
+
+    native = "count_matrices_op"
 
     n_data = 2
 
@@ -243,6 +259,8 @@ class MeanScatter(BlockStatistics):
     means and centred scatter matrices sum_i (x_i - mean)(x_i - mean)^T
     (dense Gaussians: known covariances, Normal-Inverse-Wishart)."""
 
+    native = "mean_scatter_op"
+
     def output_types(self, data):
         d = _columns(data)
         return [_stat((None,)), _stat((None, d)), _stat((None, d, d))]
@@ -258,6 +276,8 @@ class EdgeCounts(BlockStatistics):
     between blocks k != l and within block k (diagonal); ``ok`` also checks a
     symmetric 0/1 matrix with zero diagonal (IRM). The edge list is read from the
     data once per data value; each labelling then costs O(E + K^2)."""
+
+    native = "edge_counts_op"
 
     def output_types(self, data):
         return [_stat((None,)), _stat((None, None))]

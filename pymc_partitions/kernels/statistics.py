@@ -8,6 +8,8 @@ They allocate their outputs (numba's runtime), so they are plain ``njit``
 functions, not allocation-free entries.
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -95,4 +97,142 @@ def block_scatter(idx, mean, x):
     return out
 
 
-__all__ = ["block_moments", "block_scatter", "block_sums", "compact_labels"]
+# --- The statistics ops' native implementations -----------------------------------
+# One function per op of distributions.statistics, ``(labels, *data) -> (ok, *stats)``
+# with the op's outputs (``ok`` and scalars as 0-d arrays). PyTensor's numba backend
+# runs these (compat.numba_block_statistics) instead of the op's Python ``perform``,
+# which it could only call in object mode. They recompute from the labels at every
+# call: the memo of ``perform`` lives in Python objects, and an O(N D) loop here
+# costs about what its comparison of the labels' bytes does.
+
+
+@allocating
+def _repeat_sizes(sizes, D):
+    m = np.empty((sizes.shape[0], D), dtype=np.float64)
+    for k in range(sizes.shape[0]):
+        for d in range(D):
+            m[k, d] = sizes[k]
+    return m
+
+
+@allocating
+def _are_counts(x):
+    for v in np.ascontiguousarray(x).ravel():
+        if not (v >= 0.0 and v == math.floor(v) and math.isfinite(v)):
+            return False
+    return True
+
+
+@allocating
+def _sum_log_factorials(x):
+    total = 0.0
+    for v in np.ascontiguousarray(x).ravel():
+        total += math.lgamma(v + 1.0)
+    return total
+
+
+@allocating
+def normal_moments_op(labels, data):
+    """NormalMoments: ``ok, m (K, D), mean (K, D), m2 (K, D)`` of ``data`` (N, D)."""
+    ok, idx, sizes = compact_labels(labels, labels.shape[0])
+    mean, m2 = block_moments(idx, sizes, np.ascontiguousarray(data))
+    return np.array(ok), _repeat_sizes(sizes, data.shape[1]), mean, m2
+
+
+@allocating
+def binary_sums_op(labels, data):
+    """BinarySums: ``ok, m (K, D), ones (K, D)``; ``ok`` also requires 0/1 data."""
+    ok, idx, sizes = compact_labels(labels, labels.shape[0])
+    for v in np.ascontiguousarray(data).ravel():
+        if v != 0.0 and v != 1.0:
+            ok = False
+            break
+    ones = block_sums(idx, sizes.shape[0], data)
+    return np.array(ok), _repeat_sizes(sizes, data.shape[1]), ones
+
+
+@allocating
+def count_sums_op(labels, data):
+    """CountSums: ``ok, m (K, D), sums (K, D), log_factorials ()``; the last is
+    sum log x! over all entries (0 when the data are not counts)."""
+    ok, idx, sizes = compact_labels(labels, labels.shape[0])
+    counts = _are_counts(data)
+    log_fact = _sum_log_factorials(data) if counts else 0.0
+    sums = block_sums(idx, sizes.shape[0], data)
+    return (np.array(ok and counts), _repeat_sizes(sizes, data.shape[1]), sums,
+            np.array(log_fact))
+
+
+@allocating
+def count_matrices_op(labels, data, totals):
+    """CountMatrices: ``ok, m (K,), counts (K, P, C), log_coefficient ()`` of
+    ``data`` (N, P, C) with row totals ``totals`` (N, P)."""
+    ok, idx, sizes = compact_labels(labels, labels.shape[0])
+    N, P, C = data.shape
+    counts_ok = _are_counts(data) and totals.shape[0] == N and totals.shape[1] == P
+    log_coef = 0.0
+    if counts_ok:
+        for i in range(N):
+            for p in range(P):
+                row = 0.0
+                for c in range(C):
+                    row += data[i, p, c]
+                if row != totals[i, p]:
+                    counts_ok = False
+                log_coef += math.lgamma(row + 1.0)
+        log_coef = log_coef - _sum_log_factorials(data) if counts_ok else 0.0
+    flat = np.ascontiguousarray(data).reshape(N, P * C)
+    sums = block_sums(idx, sizes.shape[0], flat).reshape(sizes.shape[0], P, C)
+    return np.array(ok and counts_ok), sizes, sums, np.array(log_coef)
+
+
+@allocating
+def mean_scatter_op(labels, data):
+    """MeanScatter: ``ok, m (K,), mean (K, D), scatter (K, D, D)``."""
+    ok, idx, sizes = compact_labels(labels, labels.shape[0])
+    mean = block_sums(idx, sizes.shape[0], data)
+    for k in range(sizes.shape[0]):
+        for d in range(data.shape[1]):
+            mean[k, d] /= sizes[k]
+    return np.array(ok), sizes, mean, block_scatter(idx, mean, np.ascontiguousarray(data))
+
+
+@allocating
+def edge_counts_op(labels, data):
+    """EdgeCounts: ``ok, m (K,), edges (K, K)`` of a symmetric 0/1 adjacency with
+    zero diagonal (``ok`` False otherwise); O(N^2) per call (no stored edge list)."""
+    ok, idx, sizes = compact_labels(labels, labels.shape[0])
+    K = sizes.shape[0]
+    edges = np.zeros((K, K), dtype=np.float64)
+    n = data.shape[0]
+    square = data.ndim == 2 and data.shape[1] == n
+    graph_ok = square
+    if square:
+        for i in range(n):
+            if data[i, i] != 0.0:
+                graph_ok = False
+            for j in range(i + 1, n):
+                v = data[i, j]
+                if v != data[j, i] or (v != 0.0 and v != 1.0):
+                    graph_ok = False
+                if v != 0.0:
+                    a = idx[i]
+                    b = idx[j]
+                    edges[a, b] += 1.0
+                    if a != b:
+                        edges[b, a] += 1.0
+    return np.array(ok and graph_ok), sizes, edges
+
+
+__all__ = [
+    "binary_sums_op",
+    "block_moments",
+    "block_scatter",
+    "block_sums",
+    "compact_labels",
+    "count_matrices_op",
+    "count_sums_op",
+    "edge_counts_op",
+    "mean_scatter_op",
+    "normal_moments_op",
+]
