@@ -17,7 +17,12 @@ Assignments:
 - ``default``: what ``pm.sample()`` assigns now (``EscobarWest`` for alpha,
   ``HyperSlice`` for sigma, ``Gibbs`` with its default number of sweeps);
 - ``default, 1 sweep``: the same with ``pmp.Gibbs(n_sweeps=1)``, separating the
-  hyperparameter steps' effect from the extra sweeps'.
+  hyperparameter steps' effect from the extra sweeps';
+- ``fixed alpha, sigma``: ``pmp.Gibbs`` alone on the model with alpha and sigma
+  constants at the default run's posterior means (1 sweep and the default's
+  sweeps). This is the ceiling of any hyperparameter step: the min ESS/s of the
+  partition's own statistics when updating the hyperparameters costs nothing and
+  does not slow the partition's mixing.
 
 For each: the sampling time PyMC reports (the chains' loop, ``cores=1``), the
 per-iteration time of each step (wrapped with a timer) and of the rest of PyMC's
@@ -44,24 +49,26 @@ import pymc_partitions as pmp
 QUANTITIES = ["z_n_clusters", "z_entropy", "alpha", "sigma"]
 
 
-def quickstart_model():
+def quickstart_model(fixed=None):
+    """The README quickstart; ``fixed={"alpha": a, "sigma": s}`` makes both constants."""
     rng = np.random.default_rng(1)
     centres = np.array([[-4.0, 0.0], [0.0, 4.0], [4.0, 0.0]])
     Y = centres[rng.integers(0, 3, 300)] + rng.normal(size=(300, 2))
     with pm.Model() as model:
-        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        alpha = pm.Gamma("alpha", 1.0, 1.0) if fixed is None else fixed["alpha"]
         z = pmp.CRP("z", alpha=alpha, n=len(Y))
-        sigma = pm.HalfNormal("sigma", 2.0)
+        sigma = pm.HalfNormal("sigma", 2.0) if fixed is None else fixed["sigma"]
         pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=5.0, sigma=sigma, observed=Y)
     return model
 
 
-def seeds_model():
+def seeds_model(fixed=None):
+    """The seeds walkthrough's model; ``fixed`` as for :func:`quickstart_model`."""
     X = pmp.datasets.load_seeds(standardised=True).data
     with pm.Model() as model:
-        alpha = pm.Gamma("alpha", 2.0, 2.0)
+        alpha = pm.Gamma("alpha", 2.0, 2.0) if fixed is None else fixed["alpha"]
         z = pmp.CRP("z", alpha=alpha, n=X.shape[0])
-        sigma = pm.HalfNormal("sigma", 1.0)
+        sigma = pm.HalfNormal("sigma", 1.0) if fixed is None else fixed["sigma"]
         pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=1.0, sigma=sigma, observed=X)
     return model
 
@@ -85,8 +92,11 @@ class Timed:
 
 
 def steps_for(model, assignment):
-    z, alpha, sigma = model["z"], model["alpha"], model["sigma"]
+    z = model["z"]
     with model:
+        if assignment.startswith("fixed"):
+            return [pmp.Gibbs([z], n_sweeps=int(assignment.split()[-2]))]
+        alpha, sigma = model["alpha"], model["sigma"]
         if assignment == "today":
             return [pmp.Gibbs([z], n_sweeps=1), pm.NUTS([alpha, sigma])]
         _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
@@ -111,13 +121,14 @@ def run(model, assignment, draws, tune, chains, seed):
     wall = time.perf_counter() - start
     sampling = float(idata["sample_stats"].attrs["sampling_time"])
     iterations = chains * (draws + tune)
-    ess = {q: float(az.ess(idata, var_names=[q])[q].values) for q in QUANTITIES}
+    present = [q for q in QUANTITIES if q in idata["posterior"]]
+    ess = {q: float(az.ess(idata, var_names=[q])[q].values) for q in present}
     per_iter = {name: t.seconds / iterations * 1e6 for name, t in timers.items()}
     loop = sampling / iterations * 1e6 - sum(per_iter.values())
     return {
         "assignment": assignment, "sweeps": sweeps, "wall": wall, "sampling": sampling,
         "ess": ess, "min_ess_per_s": min(ess.values()) / sampling, "per_iter": per_iter,
-        "loop": loop,
+        "loop": loop, "means": {q: float(idata["posterior"][q].mean()) for q in present},
     }
 
 
@@ -129,7 +140,7 @@ def report(name, rows):
     base = rows[0]["min_ess_per_s"]
     for r in rows:
         print(f"| {r['assignment']} | {r['sweeps']} | {r['sampling']:.1f} | "
-              + " | ".join(f"{r['ess'][q]:.0f}" for q in QUANTITIES)
+              + " | ".join(f"{r['ess'][q]:.0f}" if q in r["ess"] else "-" for q in QUANTITIES)
               + f" | {r['min_ess_per_s']:.0f} | {r['min_ess_per_s'] / base:.1f}x |")
     print("\nPer-iteration time (µs): each step, and the rest of PyMC's loop\n")
     print("| assignment | steps | PyMC loop | total |")
@@ -198,6 +209,13 @@ def main(draws=1000, tune=500, chains=4, seed=7):
             run(model, assignment, 5, 5, 1, seed)
         rows = [run(model, a, draws, tune, chains, seed)
                 for a in ("today", "default", "default, 1 sweep")]
+        # The ceiling: the partition alone, alpha and sigma fixed at their posterior
+        # means (no hyperparameter step could make the partition mix faster than this).
+        fixed = {q: rows[1]["means"][q] for q in ("alpha", "sigma")}
+        model = make(fixed=fixed)
+        run(model, "fixed, 1 sweep", 5, 5, 1, seed)
+        rows += [run(model, f"fixed alpha, sigma: {k} sweeps", draws, tune, chains, seed)
+                 for k in sorted({1, rows[1]["sweeps"]})]
         report(name, rows)
     gradient_cost()
 

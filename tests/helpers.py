@@ -3,7 +3,7 @@ posterior over all set partitions of a small n.
 
 1. :func:`exact_posterior` enumerates the set partitions and evaluates the model's
    own compiled PyTensor log density at each. Free continuous variables (the
-   hyperparameters NUTS samples) are integrated out by the trapezoid rule on their
+   hyperparameters: pmp.EscobarWest, pmp.HyperSlice or NUTS) are integrated out by the trapezoid rule on their
    unconstrained scale: the model's terms are grouped by the variables they
    depend on, and each group is integrated over the product grid of its variables.
 2. The draws come from ``pm.sample`` with any step (:func:`sample`) or from any

@@ -8,7 +8,7 @@ before taking its gradient, and PyTensor 2's ``local_log1p`` loops forever on
 ``log(c + x)`` when a constant c summing to 1 broadcasts x (here a length-D
 hyperparameter against an (n, 1) column of block sizes). The graphs now keep every
 per-block statistic at the shape of the per-dimension hyperparameters
-(``collapsed._block_sizes_per_dim``), so no hyperparameter combination reaches the
+(``statistics.NormalMoments``), so no hyperparameter combination reaches the
 pattern; :func:`test_pytensor_log1p_broadcast_rewrite` keeps the PyTensor-only
 reproduction.
 

@@ -38,8 +38,9 @@ def matrices_data(n, p, c, seed):
 
 
 def exact_test(n, build, draws, seed, grids=None):
-    """pmp.Gibbs on CRP(1) and the likelihood ``build(z)`` adds; a hyperparameter
-    that NUTS samples is integrated out by quadrature on ``grids``."""
+    """pmp.Gibbs on CRP(1) and the likelihood ``build(z)`` adds; a free
+    hyperparameter (``pm.sample`` assigns it to pmp.HyperSlice) is integrated out by
+    quadrature on ``grids``."""
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
         build(z)
@@ -61,7 +62,7 @@ def test_nig_fixed_hyperparameters_vector():
     )
 
 
-def test_nig_b0_sampled_by_nuts():
+def test_nig_b0_free_by_hyper_slice():
     Y = two_groups(5, 2, seed=2)
 
     def build(z):
@@ -85,7 +86,7 @@ def test_poisson_gamma_fixed_hyperparameters_vector():
     )
 
 
-def test_poisson_gamma_b_sampled_by_nuts():
+def test_poisson_gamma_b_free_by_hyper_slice():
     Y = counts_data(5, 2, seed=4)
 
     def build(z):
@@ -109,7 +110,7 @@ def test_dirichlet_multinomial_fixed_concentration_matrix():
     )
 
 
-def test_dirichlet_multinomial_concentration_sampled_by_nuts():
+def test_dirichlet_multinomial_concentration_free_by_hyper_slice():
     Y = matrices_data(5, 2, 4, seed=6)
 
     def build(z):

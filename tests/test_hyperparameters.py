@@ -30,12 +30,11 @@ import pymc_partitions as pmp
 from pymc_partitions.compat import group_dataset
 from pymc_partitions.kernels import assign_labels, new_state
 from pymc_partitions.kernels.components import beta_bernoulli, normal
+from pymc_partitions.distributions.statistics import block_moments, block_sums, compact_labels
 from pymc_partitions.kernels.hyperparameters import (
-    beta_bernoulli_log_likelihood,
-    beta_bernoulli_params,
+    beta_bernoulli_blocks_log_likelihood,
     log_likelihood_total,
-    normal_log_likelihood,
-    normal_params,
+    normal_blocks_log_likelihood,
 )
 from pymc_partitions.step_methods.hyperparameters import (
     kernel_prior_log_density,
@@ -228,36 +227,34 @@ def test_prior_from_block_sizes_equals_model_logp(prior):
                                  np.array([3.0, 6.0]), n) == -np.inf
 
 
-def test_numba_built_params_equal_make_params():
+def test_blocks_log_likelihoods_equal_kernel_totals():
+    """The slice step's log likelihoods from the K blocks' statistics (plain arrays)
+    equal the kernels' ``log_likelihood_total`` (per-slot log marginals), and values
+    outside the support give -inf."""
     rng = np.random.default_rng(8)
     mu0, tau, sigma = rng.normal(size=3), rng.uniform(0.5, 2, 3), rng.uniform(0.5, 2, 3)
-    ours, ref = normal_params(mu0, tau, sigma, 17), normal.make_params(mu0, tau, sigma, n=17)
-    for field in ref._fields:
-        np.testing.assert_allclose(getattr(ours, field), getattr(ref, field), rtol=1e-13)
     a, b = rng.uniform(0.2, 3, 4), rng.uniform(0.2, 3, 4)
-    ours, ref = beta_bernoulli_params(a, b), beta_bernoulli.make_params(a, b)
-    for field in ("a", "b"):
-        np.testing.assert_array_equal(getattr(ours, field), getattr(ref, field))
-    assert ours.log_a.shape[1] == ref.log_a.shape[1] == 0
-    # Totals through the numba-built params equal those through make_params, and
-    # values outside the support give -inf.
     x = rng.normal(size=(12, 3))
     labels = _random_labels(rng, 12)
+    _, idx, sizes = compact_labels(labels, 12)
     params = normal.make_params(mu0, tau, sigma, n=12)
     stats, state = normal.alloc_stats(12, 3, params), new_state(12)
     assign_labels(state, params, stats, normal.make_data(x), labels)
     ref_total = log_likelihood_total(state, normal.make_params(mu0, 2 * tau, sigma, n=12), stats)
-    assert np.isclose(normal_log_likelihood(mu0, 2 * tau, sigma, 12, state, stats), ref_total,
-                      rtol=1e-12)
-    assert normal_log_likelihood(mu0, tau, -sigma, 12, state, stats) == -np.inf
+    mean, m2 = block_moments(idx, sizes, x)
+    assert np.isclose(normal_blocks_log_likelihood(sizes, mean, m2, mu0, 2 * tau, sigma),
+                      ref_total, rtol=1e-12)
+    assert normal_blocks_log_likelihood(sizes, mean, m2, mu0, tau, -sigma) == -np.inf
+    assert normal_blocks_log_likelihood(sizes, mean, m2, mu0 * np.inf, tau, sigma) == -np.inf
     xb = (rng.random((12, 4)) < 0.4).astype(float)
     params = beta_bernoulli.make_params(a, b, n=12)
     stats, state = beta_bernoulli.alloc_stats(12, 4, params), new_state(12)
     assign_labels(state, params, stats, beta_bernoulli.make_data(xb), labels)
     ref_total = log_likelihood_total(state, beta_bernoulli.make_params(2 * a, b), stats)
-    assert np.isclose(beta_bernoulli_log_likelihood(2 * a, b, state, stats), ref_total,
+    ones = block_sums(idx, sizes, xb)
+    assert np.isclose(beta_bernoulli_blocks_log_likelihood(sizes, ones, 2 * a, b), ref_total,
                       rtol=1e-12)
-    assert beta_bernoulli_log_likelihood(a, 0 * b, state, stats) == -np.inf
+    assert beta_bernoulli_blocks_log_likelihood(sizes, ones, a, 0 * b) == -np.inf
 
 
 def _all_free_models():

@@ -255,9 +255,9 @@ def test_gibbs_exact_fixed_hyperparameters(seed, density, a, b, sparse):
     assert_exact(crp_irm_model(n, 1.0, observed, a, b), draws=2000, seed=seed)
 
 
-def test_gibbs_exact_with_a_sampled_by_nuts():
-    """a ~ Gamma(2, 1) sampled by NUTS, b = 1: the partition's marginal posterior
-    against quadrature over log a."""
+def test_gibbs_exact_with_a_free():
+    """a ~ Gamma(2, 1) free (pm.sample assigns it to pmp.HyperSlice), b = 1: the
+    partition's marginal posterior against quadrature over log a."""
     n = 5
     adjacency = random_graph(n, 0.5, np.random.default_rng(21))
     with pm.Model() as model:

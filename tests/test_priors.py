@@ -343,7 +343,8 @@ def test_mfm_exact():
     run_exact(model, seed=81)
 
 
-def test_pitman_yor_alpha_sampled_by_nuts():
+def test_pitman_yor_alpha_free():
+    """alpha ~ Gamma(2, 2) free: pm.sample assigns it to pmp.HyperSlice."""
     n = 5
     with pm.Model() as model:
         alpha = pm.Gamma("alpha", 2.0, 2.0)
@@ -352,7 +353,8 @@ def test_pitman_yor_alpha_sampled_by_nuts():
     run_exact(model, seed=91, grids={"alpha_log__": np.linspace(-20.0, 5.0, 1000)})
 
 
-def test_mfm_gamma_sampled_by_nuts():
+def test_mfm_gamma_free():
+    """gamma ~ Gamma(2, 2) free: pm.sample assigns it to pmp.HyperSlice."""
     n = 5
     with pm.Model() as model:
         gamma = pm.Gamma("gamma", 2.0, 2.0)

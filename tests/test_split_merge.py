@@ -64,7 +64,8 @@ def test_normal_exact(n_gibbs_sweeps):
 ALPHA_GRID = {"alpha_log__": np.linspace(-25.0, 7.0, 1200)}
 
 
-def test_alpha_sampled_by_nuts_exact():
+def test_alpha_free_exact():
+    """alpha ~ Gamma(1, 1) free: pm.sample assigns it to pmp.EscobarWest."""
     n = 5
     with pm.Model() as model:
         alpha = pm.Gamma("alpha", 1.0, 1.0)
@@ -97,7 +98,8 @@ def test_irm_exact(kwargs):
     check_exact(irm_model(6, seed=1, density=0.5, a=0.7, b=1.3, sparse=True), 3000, 7, kwargs)
 
 
-def test_irm_alpha_sampled_by_nuts_exact():
+def test_irm_alpha_free_exact():
+    """alpha ~ Gamma(1, 1) free: pm.sample assigns it to pmp.EscobarWest."""
     n = 5
     rng = np.random.default_rng(4)
     upper = np.triu(rng.random((n, n)) < 0.5, 1)

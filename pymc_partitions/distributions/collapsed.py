@@ -26,6 +26,7 @@ from pytensor.tensor.rewriting.basic import register_canonicalize
 
 from pymc_partitions.compat import ancestors
 from pymc_partitions.distributions.partition import PartitionPriorRV, partition_size
+from pymc_partitions.distributions.statistics import binary_sums, normal_moments
 from pymc_partitions.distributions.validation import (
     as_hyper_vector,
     constant_value,
@@ -461,30 +462,6 @@ def collapsed_block_parameters(fgraph, node):
     return new_op.make_node(*node.inputs).outputs
 
 
-def _segment_sums(labels, values, n):
-    # Sum rows of ``values`` by block label: (n, D).
-    return pt.zeros((n, values.shape[1]), dtype="float64")[labels].inc(values)
-
-
-def _block_sizes_per_dim(labels, value, n):
-    """Block sizes m_k repeated over the D columns of ``value``: an (n, D) float
-    tensor, the shape of every other per-block, per-dimension statistic.
-
-    Why not an (n, 1) column: the per-dimension hyperparameters are length-D
-    vectors, and a constant one (a scalar broadcast to D, e.g. the default
-    ``b=1.0``) would then be what broadcasts the column to (n, D). PyTensor 2's
-    stabiliser ``local_log1p`` rewrites ``log(c + x)`` with c summing to 1 into
-    ``log1p(x)`` allocated to the output's shape, read from the very node it
-    replaces when no shape feature is attached (``rewrite_pregrad``, which PyMC
-    runs before taking the gradient): the rewrite re-applies to that node forever
-    and ``pm.sample`` never finishes compiling (``tests/test_compile_all_likelihoods.py``).
-    With every operand of full shape, x already has the output's shape and the
-    rewrite is a plain ``log1p(x)``. Costs O(n D) per evaluation, as the data's
-    own segment sums do.
-    """
-    return _segment_sums(labels, pt.ones_like(value, dtype="float64"), n)
-
-
 def _batched_rng(draw_one, rng, params, size):
     """Apply ``draw_one(rng, *core_params)`` over the batch shape (every param has one
     core dimension)."""
@@ -569,7 +546,8 @@ class CollapsedNormal(CollapsedLikelihood):
     mu0, tau, sigma : tensor_like of float
         Prior mean and standard deviation of block means, observation noise
         standard deviation: scalars or length-D vectors, constants or random
-        variables (NUTS samples them).
+        variables (:class:`~pymc_partitions.HyperSlice` by default, NUTS when other
+        terms read them).
     observed : array_like, shape (n, D) or (n,)
         Finite data; a vector is read as D = 1 and stored as (n, 1).
 
@@ -580,22 +558,22 @@ class CollapsedNormal(CollapsedLikelihood):
     hyper_defaults = {"mu0": 0.0, "tau": 1.0, "sigma": 1.0}
 
     def logp(value, partition, mu0, tau, sigma, _observed):
-        n = value.shape[0]
-        labels = pt.clip(partition, 0, n - 1)
-        resid = value - mu0
-        m = _block_sizes_per_dim(labels, value, n)
-        s = _segment_sums(labels, resid, n)
-        q = _segment_sums(labels, resid**2, n)
+        # From the blocks' sizes, means and centred sums of squares (memoised on
+        # the labels: O(K D) per NUTS step, see pymc_partitions.distributions.statistics).
+        # With d = mean - mu0, the block's quadratic form
+        # (q - tau^2 s^2 / big) / sigma^2 (s, q: sum and sum of squares of x - mu0)
+        # is m2 / sigma^2 + m d^2 / big.
+        ok, m, mean, m2 = normal_moments(partition, value)
+        d = mean - mu0
         tau2, sigma2 = tau**2, sigma**2
         big = sigma2 + m * tau2
         per_block = (
             -0.5 * m * LOG_2PI
             - 0.5 * (m - 1) * pt.log(sigma2)
             - 0.5 * pt.log(big)
-            - 0.5 * (q - tau2 * s**2 / big) / sigma2
+            - 0.5 * (m2 / sigma2 + m * d**2 / big)
         )
-        logp = pt.sum(pt.switch(m > 0, per_block, 0.0))
-        logp = pt.switch(pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n)), logp, -np.inf)
+        logp = pt.switch(ok, pt.sum(per_block), -np.inf)
         return check_parameters(logp, pt.all(tau > 0), pt.all(sigma > 0), msg="tau > 0, sigma > 0")
 
 
@@ -682,21 +660,15 @@ class CollapsedBetaBernoulli(CollapsedLikelihood):
     hyper_defaults = {"a": 1.0, "b": 1.0}
 
     def logp(value, partition, a, b, _observed):
-        n = value.shape[0]
-        labels = pt.clip(partition, 0, n - 1)
-        m = _block_sizes_per_dim(labels, value, n)
-        ones = _segment_sums(labels, value, n)
+        # From block sizes and counts of ones (memoised on the labels: O(K D) per
+        # NUTS step, see pymc_partitions.distributions.statistics); ``ok`` also
+        # checks the data are 0/1.
+        ok, m, ones = binary_sums(partition, value)
         per_block = (
             pt.gammaln(a + ones)
             + pt.gammaln(b + m - ones)
             - pt.gammaln(a + b + m)
             - (pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b))
         )
-        logp = pt.sum(pt.switch(m > 0, per_block, 0.0))
-        valid = (
-            pt.all(pt.eq(value, 0) | pt.eq(value, 1))
-            & pt.all(pt.ge(partition, 0))
-            & pt.all(pt.lt(partition, n))
-        )
-        logp = pt.switch(valid, logp, -np.inf)
+        logp = pt.switch(ok, pt.sum(per_block), -np.inf)
         return check_parameters(logp, pt.all(a > 0), pt.all(b > 0), msg="a > 0, b > 0")

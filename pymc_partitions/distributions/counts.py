@@ -10,10 +10,8 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
     _batched_rng,
-    _block_sizes_per_dim,
-    _segment_sums,
 )
-from pymc_partitions.distributions.partition import block_sizes
+from pymc_partitions.distributions.statistics import count_matrices, count_sums
 from pymc_partitions.distributions.validation import (
     hyper_input,
     observed_matrix,
@@ -35,14 +33,6 @@ def check_counts(data, owner):
             f"normalised or centred values)."
         )
     return data
-
-
-def _labels_valid(partition, n):
-    return pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n))
-
-
-def _is_counts(value):
-    return pt.all(pt.ge(value, 0)) & pt.all(pt.eq(value, pt.round(value)))
 
 
 # --------------------------------------------------------------------------------------
@@ -141,13 +131,12 @@ class CollapsedPoissonGamma(CollapsedLikelihood):
         return check_counts(observed_matrix(observed, owner), owner)
 
     def logp(value, partition, a, b, _observed):
-        n = value.shape[0]
-        labels = pt.clip(partition, 0, n - 1)
-        m = _block_sizes_per_dim(labels, value, n)
-        s = _segment_sums(labels, value, n)
+        # Block sizes and sums, and sum log x!, memoised on the labels and data (O(K D)
+        # per NUTS step; pymc_partitions.distributions.statistics); ``ok`` also checks
+        # the data are counts.
+        ok, m, s, log_factorials = count_sums(partition, value)
         per_block = a * pt.log(b) - pt.gammaln(a) + pt.gammaln(a + s) - (a + s) * pt.log(b + m)
-        logp = pt.sum(pt.switch(m > 0, per_block, 0.0)) - pt.sum(pt.gammaln(value + 1.0))
-        logp = pt.switch(_labels_valid(partition, n) & _is_counts(value), logp, -np.inf)
+        logp = pt.switch(ok, pt.sum(per_block) - log_factorials, -np.inf)
         return check_parameters(logp, pt.all(a > 0), pt.all(b > 0), msg="a > 0, b > 0")
 
 
@@ -335,7 +324,8 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
     concentration : tensor_like of float, > 0
         Dirichlet concentrations: a scalar (Goswami et al.'s symmetric c), a length-C
         vector (the same for every position) or a (P, C) matrix; a constant or a
-        random variable (NUTS samples it).
+        random variable (:class:`~pymc_partitions.HyperSlice` by default, NUTS when
+        other terms read it).
     observed : array_like of non-negative integers, shape (n, P, C) or (n, C)
         Count matrices; an (n, C) array is one position per item and is stored as
         (n, 1, C). Each item's position totals :math:`d_{ip}` are taken from it
@@ -391,23 +381,15 @@ class CollapsedDirichletMultinomial(CollapsedLikelihood):
         return cls._rv_dist([partition, conc, total], **kwargs)
 
     def logp(value, partition, concentration, total_count, _observed):
-        n = value.shape[0]
-        labels = pt.clip(partition, 0, n - 1)
-        m = block_sizes(labels, n)
-        counts = pt.zeros((n, value.shape[1], value.shape[2]), dtype="float64")[labels].inc(value)
+        # Per-block count matrices and the multinomial coefficients, memoised on the
+        # labels and data (O(K P C) per NUTS step; pymc_partitions.distributions.
+        # statistics); ``ok`` also checks counts whose row sums are the totals.
+        ok, _, counts, log_coef = count_matrices(partition, value, total_count)
         totals = counts.sum(axis=2)
         conc_sum = concentration.sum(axis=1)
         per_block = (
             pt.sum(pt.gammaln(counts + concentration) - pt.gammaln(concentration), axis=(1, 2))
             + pt.sum(pt.gammaln(conc_sum) - pt.gammaln(totals + conc_sum), axis=1)
         )
-        item_totals = value.sum(axis=2)
-        log_coef = pt.sum(pt.gammaln(item_totals + 1.0)) - pt.sum(pt.gammaln(value + 1.0))
-        logp = pt.sum(pt.switch(m > 0, per_block, 0.0)) + log_coef
-        valid = (
-            _labels_valid(partition, n)
-            & _is_counts(value)
-            & pt.all(pt.eq(item_totals, total_count))
-        )
-        logp = pt.switch(valid, logp, -np.inf)
+        logp = pt.switch(ok, pt.sum(per_block) + log_coef, -np.inf)
         return check_parameters(logp, pt.all(concentration > 0), msg="concentration > 0")

@@ -10,10 +10,9 @@ from pytensor.tensor.random.op import RandomVariable
 from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
-    _block_sizes_per_dim,
-    _segment_sums,
 )
 from pymc_partitions.compat import ancestors
+from pymc_partitions.distributions.statistics import normal_moments
 from pymc_partitions.kernels.components import kmeans_energy as km_kernel
 
 
@@ -108,11 +107,9 @@ class KMeansEnergy(CollapsedLikelihood):
         return values
 
     def logp(value, partition, temperature, _observed):
-        n = value.shape[0]
-        labels = pt.clip(partition, 0, n - 1)
-        m = _block_sizes_per_dim(labels, value, n)
-        mean = _segment_sums(labels, value, n) / pt.switch(m > 0, m, 1.0)
-        within = pt.sum((value - mean[labels]) ** 2, axis=0)
-        logp = -pt.sum(within / temperature)
-        logp = pt.switch(pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n)), logp, -np.inf)
+        # Within-block sums of squares, memoised on the labels (O(K D) per NUTS
+        # step; pymc_partitions.distributions.statistics).
+        ok, _, _, m2 = normal_moments(partition, value)
+        within = pt.sum(m2, axis=0)
+        logp = pt.switch(ok, -pt.sum(within / temperature), -np.inf)
         return check_parameters(logp, pt.all(temperature > 0), msg="temperature > 0")

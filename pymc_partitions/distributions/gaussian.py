@@ -9,7 +9,9 @@
 Both take matrix hyperparameters, so they override the base class's
 ``hyper_tensors`` and ``dist`` (which broadcast every hyperparameter to a length-D
 vector) and ``alloc_stats``; their PyTensor log densities are written with batched
-Cholesky factorisations over the n possible blocks, which NUTS differentiates.
+Cholesky factorisations over the K non-empty blocks, from their sizes, means and
+centred scatter matrices (memoised on the labels:
+:mod:`pymc_partitions.distributions.statistics`), which NUTS differentiates.
 """
 
 import numpy as np
@@ -21,9 +23,8 @@ from scipy import stats as sps
 from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
-    _segment_sums,
 )
-from pymc_partitions.distributions.partition import block_sizes
+from pymc_partitions.distributions.statistics import mean_scatter
 from pymc_partitions.distributions.validation import as_hyper_vector, constant_value
 from pymc_partitions.kernels.components import mv_normal as mv_normal_kernel
 from pymc_partitions.kernels.components import niw as niw_kernel
@@ -237,8 +238,10 @@ class CollapsedMvNormal(_MatrixHyperLikelihood):
         - (\Sigma^{-1}S)^\top \Sigma_0\, B_m^{-1} S\Big),
 
     (using :math:`\tfrac1m(\Sigma^{-1} - B_m^{-1}) = \Sigma^{-1}\Sigma_0 B_m^{-1}`),
-    computed with one batched Cholesky factorisation of the n matrices
-    :math:`B_{m_k}`, O(n D^3) per evaluation; this is what NUTS differentiates.
+    computed with one batched Cholesky factorisation of the K matrices
+    :math:`B_{m_k}` from the blocks' sizes, means and centred scatter matrices
+    (memoised on the labels), O(K D^3) per evaluation at a fixed partition; this is
+    what NUTS differentiates.
 
     The Gibbs kernel instead diagonalises :math:`\Sigma_0` and :math:`\Sigma`
     simultaneously (see :mod:`pymc_partitions.kernels.components.mv_normal`): O(D) per
@@ -267,23 +270,26 @@ class CollapsedMvNormal(_MatrixHyperLikelihood):
 
     def logp(value, partition, mu0, sigma0, sigma, _observed):
         n, d = value.shape[0], value.shape[1]
-        labels = pt.clip(partition, 0, n - 1)
-        resid = value - mu0
-        m = block_sizes(labels, n)
-        s = _segment_sums(labels, resid, n)  # (n, D)
+        # Block sizes, means and centred scatter matrices, memoised on the labels
+        # (O(K D^3) per NUTS step; pymc_partitions.distributions.statistics).
+        ok, m, mean, scatter = mean_scatter(partition, value)
+        dev = mean - mu0  # (K, D)
+        s = m[:, None] * dev  # block sums of x - mu0
         chol_sigma = pt.linalg.cholesky(sigma)
-        # sum_i r_i^T Sigma^{-1} r_i over all items (blocks partition the items).
-        z = pt.linalg.solve_triangular(chol_sigma, resid.T, lower=True)
-        quad_items = pt.sum(z**2)
-        a = _chol_solve(chol_sigma, s.T).T  # Sigma^{-1} S_k, (n, D)
-        b = sigma[None, :, :] + m[:, None, None] * sigma0[None, :, :]  # (n, D, D)
+        # sum_i r_i^T Sigma^{-1} r_i over all items (r = x - mu0; blocks partition the
+        # items) = tr(Sigma^{-1} sum_k scatter_k) + sum_k m_k dev_k^T Sigma^{-1} dev_k.
+        within = _chol_solve(chol_sigma, pt.sum(scatter, axis=0))
+        z = pt.linalg.solve_triangular(chol_sigma, (pt.sqrt(m)[:, None] * dev).T, lower=True)
+        quad_items = pt.trace(within) + pt.sum(z**2)
+        a = _chol_solve(chol_sigma, s.T).T  # Sigma^{-1} S_k, (K, D)
+        b = sigma[None, :, :] + m[:, None, None] * sigma0[None, :, :]  # (K, D, D)
         chol_b = pt.linalg.cholesky(b)
         c = _chol_solve(chol_b, s[:, :, None])[:, :, 0]  # B_k^{-1} S_k
         quad_blocks = pt.sum(pt.dot(a, sigma0) * c)
         logdet_sigma = _block_logdet(chol_sigma)
-        logdet_blocks = pt.sum(pt.switch(m > 0, (m - 1) * logdet_sigma + _block_logdet(chol_b), 0.0))
+        logdet_blocks = pt.sum((m - 1) * logdet_sigma + _block_logdet(chol_b))
         logp = -0.5 * (n * d * LOG_2PI + logdet_blocks + quad_items - quad_blocks)
-        logp = pt.switch(pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n)), logp, -np.inf)
+        logp = pt.switch(ok, logp, -np.inf)
         return check_parameters(
             logp,
             _finite(logdet_sigma),
@@ -446,16 +452,17 @@ class CollapsedNIW(_MatrixHyperLikelihood):
         return super()._tensors(hypers, n_dims, owner)
 
     def logp(value, partition, mu0, kappa0, nu0, psi0, _observed):
-        n, d = value.shape[0], value.shape[1]
-        labels = pt.clip(partition, 0, n - 1)
-        resid = value - mu0
-        m = block_sizes(labels, n)
-        t = _segment_sums(labels, resid, n)  # (n, D)
-        outer = resid[:, :, None] * resid[:, None, :]
-        scatter = pt.zeros((n, d, d), dtype="float64")[labels].inc(outer)
+        d = value.shape[1]
+        # Block sizes, means and centred scatter matrices, memoised on the labels
+        # (O(K D^3) per NUTS step; pymc_partitions.distributions.statistics). With
+        # dev = mean - mu0, the posterior scale matrix psi0 + sum r r^T - t t^T / kappa
+        # (r = x - mu0, t = m dev) is psi0 + scatter + (kappa0 m / kappa) dev dev^T.
+        ok, m, mean, scatter = mean_scatter(partition, value)
+        dev = mean - mu0
         kappa = kappa0 + m
         nu = nu0 + m
-        psi = psi0[None] + scatter - t[:, :, None] * t[:, None, :] / kappa[:, None, None]
+        shrink = (kappa0 * m / kappa)[:, None, None]
+        psi = psi0[None] + scatter + shrink * dev[:, :, None] * dev[:, None, :]
         logdet = _block_logdet(pt.linalg.cholesky(psi))
         logdet0 = _block_logdet(pt.linalg.cholesky(psi0))
         per_block = (
@@ -465,8 +472,7 @@ class CollapsedNIW(_MatrixHyperLikelihood):
             - 0.5 * nu * logdet
             + 0.5 * d * (pt.log(kappa0) - pt.log(kappa))
         )
-        logp = pt.sum(pt.switch(m > 0, per_block, 0.0))
-        logp = pt.switch(pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n)), logp, -np.inf)
+        logp = pt.switch(ok, pt.sum(per_block), -np.inf)
         return check_parameters(
             logp,
             kappa0 > 0,

@@ -9,9 +9,8 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
     _batched_rng,
-    _block_sizes_per_dim,
-    _segment_sums,
 )
+from pymc_partitions.distributions.statistics import normal_moments
 from pymc_partitions.kernels.components import normal_inverse_gamma as nig_kernel
 
 LOG_2PI = float(np.log(2 * np.pi))
@@ -123,7 +122,8 @@ class CollapsedNormalInverseGamma(CollapsedLikelihood):
         Finite data; a vector is read as D = 1 and stored as (n, 1).
 
     All hyperparameters are scalars or length-D vectors, constants or random
-    variables (NUTS samples them). Forward draws and observed data: see
+    variables (:class:`~pymc_partitions.HyperSlice` by default, NUTS when other
+    terms read them). Forward draws and observed data: see
     :class:`~pymc_partitions.distributions.CollapsedLikelihood`.
     """
 
@@ -131,11 +131,9 @@ class CollapsedNormalInverseGamma(CollapsedLikelihood):
     hyper_defaults = {"mu0": 0.0, "kappa0": 1.0, "a0": 1.0, "b0": 1.0}
 
     def logp(value, partition, mu0, kappa0, a0, b0, _observed):
-        n = value.shape[0]
-        labels = pt.clip(partition, 0, n - 1)
-        m = _block_sizes_per_dim(labels, value, n)
-        mean = _segment_sums(labels, value, n) / pt.switch(m > 0, m, 1.0)
-        m2 = _segment_sums(labels, (value - mean[labels]) ** 2, n)
+        # Block sizes, means, centred sums of squares: memoised on the labels
+        # (O(K D) per NUTS step; pymc_partitions.distributions.statistics).
+        ok, m, mean, m2 = normal_moments(partition, value)
         kappa_m = kappa0 + m
         a_m = a0 + 0.5 * m
         b_m = b0 + 0.5 * m2 + 0.5 * kappa0 * m * (mean - mu0) ** 2 / kappa_m
@@ -147,8 +145,7 @@ class CollapsedNormalInverseGamma(CollapsedLikelihood):
             + 0.5 * pt.log(kappa0 / kappa_m)
             - 0.5 * m * LOG_2PI
         )
-        logp = pt.sum(pt.switch(m > 0, per_block, 0.0))
-        logp = pt.switch(pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n)), logp, -np.inf)
+        logp = pt.switch(ok, pt.sum(per_block), -np.inf)
         return check_parameters(
             logp,
             pt.all(kappa0 > 0),

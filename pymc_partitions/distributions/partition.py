@@ -313,8 +313,10 @@ class CRP(PartitionPrior):
     Parameters
     ----------
     alpha : tensor_like of float
-        Concentration, > 0. May be a random variable (e.g. ``pm.Gamma``): the log
-        probability is differentiable in alpha, so NUTS samples it.
+        Concentration, > 0. May be a random variable (e.g. ``pm.Gamma``):
+        ``pm.sample`` updates it with :class:`~pymc_partitions.EscobarWest` (a Gamma
+        prior) or :class:`~pymc_partitions.HyperSlice`, or NUTS when other terms read
+        it (the log probability is differentiable in alpha).
     n : int
         Number of items (a constant).
     summaries : bool, default True

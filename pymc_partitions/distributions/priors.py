@@ -5,7 +5,8 @@ Each is a :class:`~pymc_partitions.distributions.partition.PartitionPriorRV` op
 (so ``pm.sample`` assigns :class:`pymc_partitions.Gibbs` to it) paired with a
 :class:`~pymc_partitions.distributions.partition.PartitionPrior` distribution
 whose PyTensor log probability is differentiable in the continuous
-hyperparameters (NUTS samples them) and is the test oracle of the numba prior in
+hyperparameters (what NUTS uses when other terms read them;
+:class:`pymc_partitions.HyperSlice` updates them by default) and is the test oracle of the numba prior in
 :mod:`pymc_partitions.kernels.priors`. Values are canonical label vectors;
 forward draws are exact.
 """
@@ -153,8 +154,8 @@ class PitmanYor(PartitionPrior):
     Parameters
     ----------
     alpha : tensor_like of float
-        Strength, alpha > -d. May be a random variable (NUTS samples it; the log
-        probability is differentiable).
+        Strength, alpha > -d. May be a random variable (:class:`~pymc_partitions.HyperSlice`
+        by default; NUTS when other terms read it: the log probability is differentiable).
     d : tensor_like of float
         Discount, 0 <= d < 1. May be a random variable (e.g. ``pm.Beta``).
     n : int
@@ -518,7 +519,8 @@ class MFM(PartitionPrior):
     gamma : tensor_like of float, default 1.0
         Dirichlet concentration, > 0. May be a random variable: the log probability
         computes :math:`\log V_n(t)` as a logsumexp over the k grid, differentiable
-        in gamma, so NUTS samples it.
+        in gamma (NUTS when other terms read it; :class:`~pymc_partitions.HyperSlice`
+        by default).
     k_prior : array_like or callable, optional
         The prior of the number of components K on {1, 2, ...}: either an array
         ``[p_K(1), ..., p_K(kmax)]`` (summing to 1) or a callable log-pmf

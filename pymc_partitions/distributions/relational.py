@@ -14,7 +14,8 @@ from pymc.distributions.dist_math import check_parameters
 from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_partitions.distributions.collapsed import CollapsedLikelihood, CollapsedLikelihoodRV
-from pymc_partitions.distributions.validation import constant_value, number_arg, observed_value
+from pymc_partitions.distributions.statistics import edge_counts
+from pymc_partitions.distributions.validation import number_arg, observed_value
 from pymc_partitions.kernels.components import irm as irm_kernel
 from pymc_partitions.partitions import as_array
 
@@ -100,16 +101,6 @@ def adjacency_matrix(observed, owner, *, symmetrize=False, threshold=None, drop_
             f"self-loops. Pass drop_diagonal=True to ignore the diagonal."
         )
     return data
-
-
-def _is_adjacency(x):
-    return bool(
-        x.ndim == 2
-        and x.shape[0] == x.shape[1]
-        and np.all((x == 0) | (x == 1))
-        and np.array_equal(x, x.T)
-        and not np.any(np.diagonal(x))
-    )
 
 
 def _irm_block_counts(adjacency, labels):
@@ -304,27 +295,11 @@ class IRM(CollapsedLikelihood):
         return cls._rv_dist([partition, *scalars], **kwargs)
 
     def logp(value, partition, a, b, _observed):
-        const = constant_value(value)
-        if const is not None and const.ndim == 2:
-            # Observed data: the edge list is a constant of the graph.
-            n = const.shape[0]
-            rows, cols = np.nonzero(np.triu(const, 1))
-            rows = pt.constant(rows.astype(np.int64))
-            cols = pt.constant(cols.astype(np.int64))
-            valid = pt.eq(pt.constant(np.int64(_is_adjacency(const))), 1)
-        else:
-            n = value.shape[0]
-            rows, cols = pt.nonzero(pt.triu(value, 1))
-            valid = (
-                pt.all(pt.eq(value, 0) | pt.eq(value, 1))
-                & pt.all(pt.eq(value, value.T))
-                & pt.all(pt.eq(pt.diagonal(value), 0))
-            )
-        labels = pt.clip(partition, 0, n - 1)
-        k = pt.max(labels) + 1
-        m = pt.zeros((k,), dtype="float64")[labels].inc(1.0)
-        counts = pt.zeros((k, k), dtype="float64")[labels[rows], labels[cols]].inc(1.0)
-        edges = counts + counts.T - pt.diag(pt.diagonal(counts))
+        # Block sizes and edge counts between and within blocks, memoised on the
+        # labels and data (the edge list read once per data value; O(K^2) per NUTS
+        # step: pymc_partitions.distributions.statistics); ``ok`` also checks a
+        # symmetric 0/1 matrix with zero diagonal.
+        ok, m, edges = edge_counts(partition, value)
         pairs = pt.outer(m, m) - pt.diag(m * (m + 1) / 2)
         per_pair = (
             pt.gammaln(a + edges)
@@ -332,10 +307,9 @@ class IRM(CollapsedLikelihood):
             - pt.gammaln(a + b + pairs)
             - (pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b))
         )
-        # Sum over k <= l of a symmetric matrix; empty blocks contribute exactly 0.
+        # Sum over k <= l of a symmetric matrix.
         logp = 0.5 * (pt.sum(per_pair) + pt.sum(pt.diagonal(per_pair)))
-        valid = valid & pt.all(pt.ge(partition, 0)) & pt.all(pt.lt(partition, n))
-        logp = pt.switch(valid, logp, -np.inf)
+        logp = pt.switch(ok, logp, -np.inf)
         return check_parameters(logp, a > 0, b > 0, msg="a > 0, b > 0")
 
 

@@ -12,14 +12,15 @@ evaluation (diagonal components; O(K D^2) or O(K D^3) for dense ones), not O(N D
 :func:`log_prior_total`.
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
 from pymc_partitions.kernels._jit import entry, primitive
-from pymc_partitions.kernels.bookkeeping import assign_labels, refresh_blocks
+from pymc_partitions.kernels.bookkeeping import refresh_blocks
 from pymc_partitions.kernels.components import log_marginal
-from pymc_partitions.kernels.components.beta_bernoulli import BetaBernoulliParams
-from pymc_partitions.kernels.components.normal import LOG_2PI, NormalParams
+from pymc_partitions.kernels.components.normal import LOG_2PI
 from pymc_partitions.kernels.priors import log_prior
 
 # Entries that build their params record inside (allocation: with numba's runtime).
@@ -48,104 +49,57 @@ def _total(state, params, stats):
     return acc
 
 
-# Params built inside numba for the likelihoods a hyperparameter step meets most:
-# ``make_params`` in Python costs 15-60 µs of NumPy calls, several times the O(K D)
-# sum it feeds, and a slice update evaluates the conditional ~5 times. Each
-# builder mirrors its component's ``make_params`` (tests compare the records and
-# the totals with the Python path).
+# Log likelihoods from the compact statistics of the K non-empty blocks (plain
+# arrays, as :mod:`pymc_partitions.distributions.statistics` computes them once per
+# partition): no kernel state, no params record, so a call costs ~1 µs of dispatch
+# plus O(K D) arithmetic; what a slice update evaluates ~5-8 times per variable.
 
 
-@primitive
-def _normal_row(params, m):
-    w, prec, lognorm = params.by_size_w, params.by_size_prec, params.by_size_lognorm
-    acc = 0.0
-    for d in range(w.shape[1]):
-        w[m, d] = 1.0 / (1.0 / params.tau2[d] + m * params.inv_sigma2[d])
-        v = params.sigma2[d] + w[m, d]
-        prec[m, d] = 1.0 / v
-        acc += np.log(v)
-    lognorm[m] = -0.5 * (LOG_2PI * w.shape[1] + acc)
-
-
-@primitive
-def _normal_record(mu0, tau, sigma, n):
-    # Tables allocated, not filled.
+@entry
+def normal_blocks_log_likelihood(m, mean, m2, mu0, tau, sigma):
+    """sum over blocks k and dimensions d of the collapsed Normal's log marginal
+    (block means integrated out, CollapsedNormal's density), from (K,) float64
+    block sizes ``m``, (K, D) means and centred sums of squares ``m2``, at (D,)
+    float64 ``mu0``, ``tau``, ``sigma``: with dev = mean - mu0 and
+    big = sigma^2 + m tau^2,
+    -m/2 log 2 pi - (m-1)/2 log sigma^2 - 1/2 log big - 1/2 (m2/sigma^2 + m dev^2/big).
+    -inf unless mu0 finite and tau, sigma positive and finite."""
     D = mu0.shape[0]
-    tau2 = tau * tau
-    sigma2 = sigma * sigma
-    return NormalParams(mu0.copy(), tau2, sigma2, mu0 / tau2, 1.0 / sigma2,
-                        np.empty((n + 1, D)), np.empty((n + 1, D)), np.empty(n + 1))
+    for d in range(D):
+        if not (-np.inf < mu0[d] < np.inf and 0.0 < tau[d] < np.inf
+                and 0.0 < sigma[d] < np.inf):
+            return -np.inf
+    acc = 0.0
+    for d in range(D):
+        tau2 = tau[d] * tau[d]
+        sigma2 = sigma[d] * sigma[d]
+        log_sigma2 = np.log(sigma2)
+        for k in range(m.shape[0]):
+            big = sigma2 + m[k] * tau2
+            dev = mean[k, d] - mu0[d]
+            acc += (-0.5 * m[k] * LOG_2PI - 0.5 * (m[k] - 1.0) * log_sigma2 - 0.5 * np.log(big)
+                    - 0.5 * (m2[k, d] / sigma2 + m[k] * dev * dev / big))
+    return acc
 
 
-@primitive
-def normal_params(mu0, tau, sigma, n):
-    """:func:`pymc_partitions.kernels.components.normal.make_params` in numba:
-    (D,) float64 mu0, tau, sigma; tables for block sizes 0..n."""
-    params = _normal_record(mu0, tau, sigma, n)
-    for m in range(n + 1):
-        _normal_row(params, m)
-    return params
-
-
-@primitive
-def normal_params_for(mu0, tau, sigma, n, state):
-    """:func:`normal_params` with only the table rows the state's blocks read (their
-    sizes and 0, for the new-block slot): O(K D), not O(n D). Enough for
-    ``refresh_blocks`` and ``log_marginal`` on this state; nothing else."""
-    params = _normal_record(mu0, tau, sigma, n)
-    _normal_row(params, 0)
-    for a in range(state.counts[0]):
-        _normal_row(params, state.sizes[state.active[a]])
-    return params
-
-
-@primitive
-def _all_finite(x, positive):
-    for v in x:
-        if not (v < np.inf and (v > 0.0 if positive else v > -np.inf)):
-            return False
-    return True
-
-
-@allocating_entry
-def normal_log_likelihood(mu0, tau, sigma, n, state, stats):
-    """:func:`log_likelihood_total` of the collapsed Normal at (D,) float64 ``mu0``,
-    ``tau``, ``sigma`` (tables for block sizes up to ``n``); -inf unless mu0 is
-    finite and tau, sigma positive and finite (the likelihood's support)."""
-    if not (_all_finite(mu0, False) and _all_finite(tau, True) and _all_finite(sigma, True)):
-        return -np.inf
-    return _total(state, normal_params_for(mu0, tau, sigma, n, state), stats)
-
-
-@allocating_entry
-def normal_assign(mu0, tau, sigma, n, state, stats, data, labels):
-    """:func:`~pymc_partitions.kernels.bookkeeping.assign_labels` with the collapsed
-    Normal's params built in numba (tables for block sizes up to ``n``)."""
-    assign_labels(state, normal_params(mu0, tau, sigma, n), stats, data, labels)
-
-
-@primitive
-def beta_bernoulli_params(a, b):
-    """:func:`pymc_partitions.kernels.components.beta_bernoulli.make_params` without
-    ``n`` (no log tables: the components' computed path), in numba."""
-    empty = np.empty((a.shape[0], 0))
-    return BetaBernoulliParams(a.copy(), b.copy(), empty, empty, empty)
-
-
-@allocating_entry
-def beta_bernoulli_log_likelihood(a, b, state, stats):
-    """:func:`log_likelihood_total` of the collapsed Beta-Bernoulli at (D,) float64
-    ``a``, ``b``; -inf unless both are positive and finite."""
-    if not (_all_finite(a, True) and _all_finite(b, True)):
-        return -np.inf
-    return _total(state, beta_bernoulli_params(a, b), stats)
-
-
-@allocating_entry
-def beta_bernoulli_assign(a, b, state, stats, data, labels):
-    """:func:`~pymc_partitions.kernels.bookkeeping.assign_labels` with the collapsed
-    Beta-Bernoulli's params built in numba."""
-    assign_labels(state, beta_bernoulli_params(a, b), stats, data, labels)
+@entry
+def beta_bernoulli_blocks_log_likelihood(m, ones, a, b):
+    """sum over blocks k and features d of log B(a_d + c_kd, b_d + m_k - c_kd) -
+    log B(a_d, b_d) (CollapsedBetaBernoulli's density) from (K,) float64 block sizes
+    ``m`` and (K, D) counts of ones, at (D,) float64 ``a``, ``b``; -inf unless both
+    positive and finite."""
+    D = a.shape[0]
+    for d in range(D):
+        if not (0.0 < a[d] < np.inf and 0.0 < b[d] < np.inf):
+            return -np.inf
+    acc = 0.0
+    for d in range(D):
+        prior = math.lgamma(a[d]) + math.lgamma(b[d]) - math.lgamma(a[d] + b[d])
+        for k in range(m.shape[0]):
+            c = ones[k, d]
+            acc += (math.lgamma(a[d] + c) + math.lgamma(b[d] + m[k] - c)
+                    - math.lgamma(a[d] + b[d] + m[k]) - prior)
+    return acc
 
 
 @entry
@@ -164,14 +118,9 @@ def sizes_arrays(sizes):
 
 
 __all__ = [
-    "beta_bernoulli_assign",
-    "beta_bernoulli_log_likelihood",
-    "beta_bernoulli_params",
+    "beta_bernoulli_blocks_log_likelihood",
     "log_likelihood_total",
     "log_prior_total",
-    "normal_assign",
-    "normal_log_likelihood",
-    "normal_params",
-    "normal_params_for",
+    "normal_blocks_log_likelihood",
     "sizes_arrays",
 ]

@@ -13,6 +13,35 @@ from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.target import PartitionTarget
 
 
+def step_arguments(owner, vars, model, rng, example):
+    """``(model, value_vars)`` from a step's ``vars``, ``model`` and ``rng`` arguments,
+    checked as every step of this package checks them: a pm.Model (or one in
+    context), a list of model variables (``example`` names one, e.g. "[z]"), an rng
+    PyMC accepts. Raises TypeError/ValueError naming the argument."""
+    model = modelcontext(model)
+    if not isinstance(model, Model):
+        raise TypeError(f"{owner}: 'model' must be a pm.Model (or None inside a model "
+                        f"context), got {model!r}.")
+    vars = vars if isinstance(vars, list | tuple) else [vars]
+    if not vars:
+        raise ValueError(f"{owner}: 'vars' is empty; pass e.g. {example}.")
+    for var in vars:
+        if not isinstance(var, Variable):
+            hint = f" (the variable itself: model[{var!r}])" if isinstance(var, str) else ""
+            raise TypeError(f"{owner}: 'vars' must be a list of model variables, e.g. "
+                            f"{example}{hint}; got {var!r}.")
+    try:
+        value_vars = get_value_vars_from_user_vars(vars, model)
+    except ValueError as err:
+        raise ValueError(f"{owner}: 'vars': {err}") from None
+    try:
+        get_random_generator(rng)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{owner}: 'rng' must be None, a seed (int) or a numpy Generator, "
+                        f"got {rng!r} ({err}).") from None
+    return model, value_vars
+
+
 class PartitionStep(ChainSetup, BlockedStep):
     """Base class of the partition samplers (a ``BlockedStep`` over one partition).
 
@@ -51,29 +80,7 @@ class PartitionStep(ChainSetup, BlockedStep):
 
     def __init__(self, vars, *, model=None, blocked=False, rng=None, initial_point=None,
                  compile_kwargs=None):
-        owner = type(self).__name__
-        model = modelcontext(model)
-        if not isinstance(model, Model):
-            raise TypeError(f"{owner}: 'model' must be a pm.Model (or None inside a model "
-                            f"context), got {model!r}.")
-        for var in vars if isinstance(vars, list | tuple) else [vars]:
-            if not isinstance(var, Variable):
-                hint = f" (the variable itself: model[{var!r}])" if isinstance(var, str) else ""
-                raise TypeError(
-                    f"{owner}: 'vars' must be a list holding the partition variable, e.g. "
-                    f"[z]{hint}; got {var!r}."
-                )
-        try:
-            value_vars = get_value_vars_from_user_vars(vars, model)
-        except ValueError as err:
-            raise ValueError(f"{owner}: 'vars': {err}") from None
-        try:
-            get_random_generator(rng)
-        except (TypeError, ValueError) as err:
-            raise TypeError(
-                f"{owner}: 'rng' must be None, a seed (int) or a numpy Generator, got {rng!r} "
-                f"({err})."
-            ) from None
+        model, value_vars = step_arguments(type(self).__name__, vars, model, rng, "[z]")
         if len(value_vars) != 1:
             raise ValueError(
                 f"{type(self).__name__} samples one partition variable per step; got "

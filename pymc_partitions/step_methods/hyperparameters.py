@@ -49,11 +49,9 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from pymc.exceptions import NotConstantValueError
-from pymc.model import Model, modelcontext
+from pymc.model import Model
 from pymc.pytensorf import constant_fold
 from pymc.step_methods.compound import BlockedStep, Competence
-from pymc.util import get_random_generator, get_value_vars_from_user_vars
-from pytensor.graph.basic import Variable
 from pytensor.tensor.random.basic import GammaRV
 from scipy.special import gammaln
 
@@ -61,18 +59,18 @@ from pymc_partitions.compat import ChainSetup, ancestors, assigning_model, small
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
 from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, partition_size
 from pymc_partitions.distributions.priors import MFMRV, PitmanYorRV
+from pymc_partitions.distributions.statistics import block_moments, block_sums, compact_labels
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import assign_labels, new_state
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.hyperparameters import (
-    beta_bernoulli_assign,
-    beta_bernoulli_log_likelihood,
+    beta_bernoulli_blocks_log_likelihood,
     log_likelihood_total,
     log_prior_total,
-    normal_assign,
-    normal_log_likelihood,
+    normal_blocks_log_likelihood,
     sizes_arrays,
 )
+from pymc_partitions.step_methods.base import step_arguments
 from pymc_partitions.step_methods.target import (
     PartitionModelError,
     PartitionTarget,
@@ -289,8 +287,8 @@ class _PartitionTerms:
         self.lik_reads = []  # per likelihood: names of our variables it reads
         first = 0 if target.constraint is None else 1
         # (position of its values, count, op, index of its data in target.data, name):
-        # the data are read from the target at each use, because refresh_data replaces
-        # them after pm.set_data (a reference kept here would go stale).
+        # the data are read from the target at each load, which refresh_data updates
+        # after pm.set_data.
         self._lik = []
         pos = target.n_prior_hypers
         for i, (lik, count) in enumerate(zip(target.likelihoods, target.hyper_counts)):
@@ -300,8 +298,7 @@ class _PartitionTerms:
             self._lik.append((pos, count, lik.owner.op, first + i, lik.name))
             pos += count
         self._valid = [_validity_check(op, f"'{name}'") for _, _, op, _, name in self._lik]
-        self._fast = [_fast_likelihood(op) for _, _, op, _, _ in self._lik]
-        self._fast_assign = [_fast_assign(op) for _, _, op, _, _ in self._lik]
+        self._fast = [_blocks_likelihood(op) for _, _, op, _, _ in self._lik]
         self.input_names = target.input_names
         self.start_chain()
 
@@ -331,14 +328,17 @@ class _PartitionTerms:
         if labels.dtype != np.int64 or labels.shape != (self.n,) or labels.min() < 0 \
                 or labels.max() >= self.n:
             labels = self.target.validate_labels(labels)  # raises, naming the variable
-        counts = np.bincount(labels, minlength=self.n)
-        self._sizes = counts[counts > 0].astype(np.float64)
-        self._largest = int(counts.max())
+        _, idx, self._sizes = compact_labels(labels, self.n)
+        self._largest = int(self._sizes.max())
         values = None
         for j, (pos, count, op, where, _) in enumerate(self._lik):
             if not self.lik_reads[j]:
                 continue
             data = self.target.data[where]
+            if self._fast[j] is not None:
+                # The K blocks' statistics as plain arrays: O(N D) NumPy, once.
+                self._states[j] = self._fast[j][0](idx, self._sizes, data[0])
+                continue
             if values is None:
                 values = self.values(inputs)
             vals = values[pos:pos + count]
@@ -349,11 +349,7 @@ class _PartitionTerms:
             # Fresh statistics: a copy of the empty template (cheaper than allocating).
             stats = type(self._stats_template[j])(*[
                 f.copy() if isinstance(f, np.ndarray) else f for f in self._stats_template[j]])
-            fast = self._fast_assign[j]
-            if fast is not None:
-                fast(vals, self._largest, state, stats, data, labels)
-            else:
-                assign_labels(state, op.kernel_params(vals, self._largest), stats, data, labels)
+            assign_labels(state, op.kernel_params(vals, self._largest), stats, data, labels)
             self._states[j] = (state, stats)
         self._labels = labels.copy()
 
@@ -371,11 +367,11 @@ class _PartitionTerms:
             if name not in self.lik_reads[j]:
                 continue
             vals = values[pos:pos + count]
-            state, stats = self._states[j]
             fast = self._fast[j]
             if fast is not None:  # checks the support itself
-                acc += fast(vals, self._largest, state, stats)
+                acc += fast[1](vals, self._states[j])
                 continue
+            state, stats = self._states[j]
             if not self._valid[j](vals):
                 return -np.inf
             try:
@@ -388,32 +384,30 @@ class _PartitionTerms:
         return -np.inf if math.isnan(acc) else acc  # NaN: outside the support
 
 
-def _fast_likelihood(op):
-    """``(values, n, state, stats) -> float`` through a numba entry that builds the
-    params itself (:mod:`..kernels.hyperparameters`), for the likelihoods that have
-    one; None for the others (``kernel_params`` in Python, then
-    ``log_likelihood_total``)."""
+def _normal_blocks(idx, sizes, data):
+    mean, m2 = block_moments(idx, sizes, data)
+    return sizes, mean, m2
+
+
+def _beta_bernoulli_blocks(idx, sizes, data):
+    return sizes, block_sums(idx, sizes, data)
+
+
+def _blocks_likelihood(op):
+    """``(statistics, log_likelihood)`` for the likelihoods evaluated from the K
+    blocks' statistics as plain arrays (``statistics(idx, sizes, data)`` once per
+    partition, then ``log_likelihood(values, statistics)`` through a numba entry
+    of :mod:`..kernels.hyperparameters` that checks the support itself); None for
+    the others (kernel state, ``kernel_params`` in Python, ``log_likelihood_total``)."""
     if type(op).kernel_params is not CollapsedLikelihoodRV.kernel_params:
         return None
     if op.kernel is normal:
-        return lambda v, n, state, stats: float(normal_log_likelihood(v[0], v[1], v[2], n,
-                                                                      state, stats))
+        return _normal_blocks, lambda v, st: float(
+            normal_blocks_log_likelihood(st[0], st[1], st[2], v[0], v[1], v[2]))
     if op.kernel is beta_bernoulli:
-        return lambda v, n, state, stats: float(beta_bernoulli_log_likelihood(v[0], v[1],
-                                                                              state, stats))
+        return _beta_bernoulli_blocks, lambda v, st: float(
+            beta_bernoulli_blocks_log_likelihood(st[0], st[1], v[0], v[1]))
     return None
-
-
-def _fast_assign(op):
-    """``(values, n, state, stats, data, labels)``: ``assign_labels`` with the params
-    built in numba, for the likelihoods :func:`_fast_likelihood` covers; else None."""
-    if _fast_likelihood(op) is None:
-        return None
-    if op.kernel is normal:
-        return lambda v, n, state, stats, data, labels: normal_assign(
-            v[0], v[1], v[2], n, state, stats, data, labels)
-    return lambda v, n, state, stats, data, labels: beta_bernoulli_assign(
-        v[0], v[1], state, stats, data, labels)
 
 
 def _validity_check(op, name):
@@ -456,29 +450,7 @@ class HyperparameterStep(ChainSetup, BlockedStep):
 
     def __init__(self, vars, *, model=None, blocked=True, rng=None, initial_point=None,
                  compile_kwargs=None):
-        owner = type(self).__name__
-        model = modelcontext(model)
-        if not isinstance(model, Model):
-            raise TypeError(f"{owner}: 'model' must be a pm.Model (or None inside a model "
-                            f"context), got {model!r}.")
-        if not isinstance(vars, list | tuple):
-            vars = [vars]
-        if not vars:
-            raise ValueError(f"{owner}: 'vars' is empty; pass the hyperparameters, e.g. [alpha].")
-        for var in vars:
-            if not isinstance(var, Variable):
-                hint = f" (the variable itself: model[{var!r}])" if isinstance(var, str) else ""
-                raise TypeError(f"{owner}: 'vars' must be a list of model variables, e.g. "
-                                f"[alpha]{hint}; got {var!r}.")
-        try:
-            value_vars = get_value_vars_from_user_vars(vars, model)
-        except ValueError as err:
-            raise ValueError(f"{owner}: 'vars': {err}") from None
-        try:
-            get_random_generator(rng)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{owner}: 'rng' must be None, a seed (int) or a numpy Generator, "
-                            f"got {rng!r} ({err}).") from None
+        model, value_vars = step_arguments(type(self).__name__, vars, model, rng, "[alpha]")
         self.model = model
         self.vars = value_vars
         self.rvs = [model.values_to_rvs[v] for v in value_vars]
