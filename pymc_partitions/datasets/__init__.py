@@ -4,6 +4,7 @@ real data sets (``pmp.datasets``).
 Generators (:mod:`.generators`) need nothing but numpy. Loaders (:mod:`.loaders`)
 read a data directory (argument > ``$PMP_DATA_DIR`` > ``~/.cache/pymc-partitions``)
 and download missing files from their publisher when they can.
+:func:`prepare_network` prepares and downsamples networks as Herlau et al. (2016, §3.3) do.
 """
 
 from pymc_partitions.datasets.generators import (
@@ -36,6 +37,7 @@ from pymc_partitions.datasets.loaders import (
     load_seeds,
     load_usair97,
 )
+from pymc_partitions.datasets.networks import PreparedNetwork, prepare_network
 
 __all__ = [
     "FILES",
@@ -63,5 +65,7 @@ __all__ = [
     "pbc_bernoulli",
     "pbc_normal",
     "planted_partition",
+    "prepare_network",
+    "PreparedNetwork",
     "random_regular_graph",
 ]
