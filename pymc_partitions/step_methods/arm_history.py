@@ -139,7 +139,6 @@ def draw_disagreeing_pair(za, zb, stream):
     B_i its blocks in z^a and z^b): i is drawn with probability d_i / Σ d, then j
     uniformly among its partners. ``za``, ``zb``: (n,) int64 canonical labels; the
     partitions must differ."""
-    n = za.shape[0]
     ka, kb = int(za.max()) + 1, int(zb.max()) + 1
     size_a = np.bincount(za, minlength=ka)
     size_b = np.bincount(zb, minlength=kb)
