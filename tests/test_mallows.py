@@ -286,6 +286,13 @@ def test_statistics_incremental_and_stage_sums():
         members = np.flatnonzero(labels == k)
         fresh, fresh_at_least = cluster_stats(orderings[members], lengths[members], n, stages)
         np.testing.assert_array_equal(counts[k], fresh[0])
+        by_definition = np.zeros((stages, n, n), dtype=np.int64)  # R_j as the paper defines it
+        for i in members:
+            for j in range(min(lengths[i], n - 1, stages)):
+                ranked = set(orderings[i, : j + 1].tolist())
+                for b in range(n):
+                    by_definition[j, orderings[i, j], b] += b not in ranked
+        np.testing.assert_array_equal(counts[k], by_definition)
         np.testing.assert_array_equal(at_least[k], fresh_at_least[0])
         np.testing.assert_array_equal(
             at_least[k], [(np.minimum(lengths[members], n - 1) > j).sum() for j in range(stages)])
