@@ -36,6 +36,8 @@ from pymc_partitions.datasets.loaders import (
     load_octahedron,
     load_seeds,
     load_usair97,
+    ranks_to_orderings,
+    top_orderings_to_orderings,
 )
 from pymc_partitions.datasets.networks import PreparedNetwork, prepare_network
 
@@ -45,6 +47,7 @@ __all__ = [
     "ChecksumError",
     "DataNotFoundError",
     "Dataset",
+    "PreparedNetwork",
     "edges_from_adjacency",
     "erdos_renyi_graph",
     "fetch_file",
@@ -66,6 +69,7 @@ __all__ = [
     "pbc_normal",
     "planted_partition",
     "prepare_network",
-    "PreparedNetwork",
     "random_regular_graph",
+    "ranks_to_orderings",
+    "top_orderings_to_orderings",
 ]

@@ -433,32 +433,95 @@ def load_hagmann(data_dir=None, download=True, threshold=0.0, symmetrise=True, w
 APA_CANDIDATES = ("A", "B", "C", "D", "E")
 
 
-def load_apa_rankings(data_dir=None, download=True):
+#: Padding after the ranked positions of a top-t ordering in the 0-based ordering
+#: representation (``pymc_partitions.distributions.mallows.PAD``).
+ORDERING_PAD = -1
+
+
+def ranks_to_orderings(ranks):
+    """Complete rankings from the *rank* representation to 0-based orderings.
+
+    ranks : (N, n) integers, ``ranks[v, c]`` the rank (1 = best) voter v gives item c;
+    each row a permutation of 1..n. Returns (N, n) int64 ``orderings`` with
+    ``orderings[v, r]`` the item (0-based) voter v ranks at position r + 1: the form
+    the Generalized Mallows likelihood takes. A row that is not a permutation of
+    1..n raises a ValueError naming it.
+    """
+    ranks = np.asarray(ranks)
+    if ranks.ndim != 2 or ranks.dtype.kind not in "iu":
+        raise ValueError(f"ranks_to_orderings: 'ranks' must be an (N, n) integer array, got "
+                         f"shape {ranks.shape} and dtype {ranks.dtype}.")
+    n = ranks.shape[1]
+    bad = ~np.all(np.sort(ranks, axis=1) == np.arange(1, n + 1), axis=1)
+    if bad.any():
+        v = int(np.argmax(bad))
+        raise ValueError(f"ranks_to_orderings: row {v} ({ranks[v].tolist()}) is not a "
+                         f"permutation of the ranks 1..{n}.")
+    return np.argsort(ranks, axis=1, kind="stable").astype(np.int64)
+
+
+def top_orderings_to_orderings(top):
+    """Top-t orderings from PLMIX's representation (1-based items, 0 = unranked) to
+    0-based items padded with -1 (:data:`ORDERING_PAD`).
+
+    top : (N, n) integers, ``top[v, r]`` the item (1..n) voter v puts at position
+    r + 1, 0 where unranked (after the ranked positions). Returns (N, n) int64.
+    Values outside 0..n raise a ValueError naming the row; the rest of the checks
+    (repeats, gaps, empty rows) are the likelihood's.
+    """
+    top = np.asarray(top)
+    if top.ndim != 2 or top.dtype.kind not in "iu":
+        raise ValueError(f"top_orderings_to_orderings: 'top' must be an (N, n) integer array, "
+                         f"got shape {top.shape} and dtype {top.dtype}.")
+    bad = (top < 0) | (top > top.shape[1])
+    if bad.any():
+        v, r = np.argwhere(bad)[0]
+        raise ValueError(f"top_orderings_to_orderings: row {v}, position {r} holds {top[v, r]}; "
+                         f"PLMIX orderings hold items 1..{top.shape[1]} and 0 for unranked.")
+    return np.where(top == 0, ORDERING_PAD, top - 1).astype(np.int64)
+
+
+def load_apa_rankings(data_dir=None, download=True, as_orderings=False):
     """APA 1980 presidential election, complete rankings (Diaconis 1988; Rankcluster ``APA``).
 
     ``data`` (5738, 5) int64 in the *rank* representation: ``data[v, c]`` is the rank
-    (1 = best) voter v gives candidate c. Not downloadable (derived from an R package).
+    (1 = best) voter v gives candidate c. With ``as_orderings=True``, ``data`` is
+    instead in the 0-based ordering representation of the Generalized Mallows
+    likelihood (:func:`ranks_to_orderings`: ``data[v, r]`` the candidate, 0..4, at
+    position r + 1) and ``extra['lengths']`` (5738,) int64 holds 5 for each voter.
+    Not downloadable (derived from an R package).
     """
     path = fetch_file("apa_ranks", data_dir, download)
     data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
-    return _record("apa_ranks", "apa_rankings", data, None,
-                   "APA 1980 election, 5738 complete rankings of 5 candidates (ranks)", [path],
-                   candidates=APA_CANDIDATES)
+    extra = {"candidates": APA_CANDIDATES}
+    description = "APA 1980 election, 5738 complete rankings of 5 candidates (ranks)"
+    if as_orderings:
+        data = ranks_to_orderings(data)
+        extra["lengths"] = np.full(data.shape[0], data.shape[1], dtype=np.int64)
+        description = "APA 1980 election, 5738 complete rankings of 5 candidates (0-based orderings)"
+    return _record("apa_ranks", "apa_rankings", data, None, description, [path], **extra)
 
 
-def load_apa_top_orderings(data_dir=None, download=True):
+def load_apa_top_orderings(data_dir=None, download=True, as_orderings=False):
     """APA 1980 presidential election, top-t orderings (PLMIX ``d_apa``; Meilă & Chen 2010).
 
     ``data`` (15449, 5) int64 in the *ordering* representation: ``data[v, r]`` is the
     candidate (1..5) voter v puts at position r + 1, 0 where unranked; lengths t = 1,
     2, 3, 5 (5141, 2462, 2108, 5738 voters). ``extra['lengths']`` (15449,) int64.
-    Not downloadable (derived from an R package).
+    With ``as_orderings=True``, candidates are 0-based (0..4) and unranked positions
+    hold -1 (:func:`top_orderings_to_orderings`): the form the Generalized Mallows
+    likelihood takes. Not downloadable (derived from an R package).
     """
     path = fetch_file("apa_top", data_dir, download)
     data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
-    return _record("apa_top", "apa_top_orderings", data, None,
-                   "APA 1980 election, 15449 top-t orderings of 5 candidates (0 = unranked)",
-                   [path], lengths=(data > 0).sum(axis=1), candidates=APA_CANDIDATES)
+    lengths = (data > 0).sum(axis=1)
+    description = "APA 1980 election, 15449 top-t orderings of 5 candidates (0 = unranked)"
+    if as_orderings:
+        data = top_orderings_to_orderings(data)
+        description = ("APA 1980 election, 15449 top-t orderings of 5 candidates (0-based, "
+                       "-1 = unranked)")
+    return _record("apa_top", "apa_top_orderings", data, None, description, [path],
+                   lengths=lengths, candidates=APA_CANDIDATES)
 
 
 # ------------------------------------------------------------------ motifs
@@ -506,10 +569,10 @@ def load_jaspar_motifs(data_dir=None, download=True, format="json"):
 
 
 __all__ = [
+    "FILES",
     "ChecksumError",
     "DataNotFoundError",
     "Dataset",
-    "FILES",
     "default_cache_dir",
     "fetch_file",
     "get_data_dir",
@@ -522,5 +585,7 @@ __all__ = [
     "load_octahedron",
     "load_seeds",
     "load_usair97",
+    "ranks_to_orderings",
+    "top_orderings_to_orderings",
     "verify",
 ]
