@@ -9,12 +9,15 @@ from helpers import Exact, KernelChain, assert_exact, binary_data, exact_posteri
 from scipy.special import logsumexp
 
 import pymc_partitions as pmp
-from pymc_partitions.kernels import gibbs
+from pymc_partitions.kernels import gibbs, mutation
 from pymc_partitions.kernels.bookkeeping import log_joint_entry
 from pymc_partitions.kernels.components import log_marginal, log_pred
 from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.priors import log_prior_block, log_prior_pred
+from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.tempering import Tempered, TemperedPrior, temper, untempered
+from pymc_partitions.step_methods.pbc import TemperedPopulation
+from pymc_partitions.step_methods.target import PartitionTarget
 
 N_ITEMS = 6
 
@@ -134,3 +137,145 @@ def test_tempered_gibbs_exact(name):
     assert_exact(model, exact=exact, sampler=lambda: kernel_draws(
         model, tempered_gibbs_move(inv_t), 1500, seed=3, start=start,
         wrap_params=lambda p: Tempered(p, inv_t)))
+
+
+# ------------------------------------------------- 2-3. mutation and random exchange
+
+LADDER = (4.0, 2.0, 1.0)
+
+
+def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None,
+                     n_mutations=N_ITEMS, q_s=0.5, exchange=True, joint=False):
+    """(chains, draws, n) canonical labels of the coldest member of a
+    TemperedPopulation after each iteration (mutation of every member, then N random
+    exchanges); with ``joint``, (chains, draws, N n): every rung's canonical labels,
+    hottest first, each rung's labels offset by the blocks of the rungs before it
+    (a canonical labelling of the N-tuple)."""
+    target = PartitionTarget(model, model.rvs_to_values[model["z"]], "test")
+    values, prior, per_lik = target.params(model.initial_point())
+    n = target.n
+    labels = np.zeros(n, dtype=np.int64) if start is None else np.asarray(start, np.int64)
+    chain = target.new_chain_state(labels, values, per_lik)
+    params, _, data = target.kernel_args(chain, values, per_lik)
+    n_rungs = len(temperatures)
+    out = []
+    for c in range(chains):
+        population = TemperedPopulation(chain, temperatures)
+        stream = new_stream(np.random.SeedSequence([seed, c]))
+        rows = np.empty((draws, n_rungs * n if joint else n), dtype=np.int64)
+        for t in range(draws):
+            check_item(population.mutate(stream, prior, params, data, n_mutations, q_s))
+            if exchange:
+                population.update_log_targets(prior, params)
+                population.exchange(stream, n_rungs)
+            if joint:
+                offset = 0
+                for r in range(n_rungs):
+                    canon = pmp.canonicalize(population.at_rung(r).state.labels)
+                    rows[t, r * n:(r + 1) * n] = canon + offset
+                    offset += canon.max() + 1
+            else:
+                rows[t] = pmp.canonicalize(population.coldest().state.labels)
+        out.append(rows)
+        if exchange and n_rungs > 1:
+            assert population.exchange_proposed.sum() == draws * n_rungs
+            assert 0 < population.exchange_accepted.sum() < population.exchange_proposed.sum()
+        assert population.mutation_outcomes[[1, 3]].sum() > 0
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("exchange", [False, True], ids=["mutation", "mutation+exchange"])
+@pytest.mark.parametrize("name", ["beta-bernoulli", "kmeans-fixed-blocks"])
+def test_population_coldest_exact(name, exchange):
+    """3-rung ladder: the coldest member samples the exact posterior, with mutation
+    alone (each member its own chain) and with random exchanges."""
+    build, start = MODELS[name]
+    model = build()
+    assert_exact(model, sampler=lambda: population_draws(
+        model, LADDER, 2500, seed=11, start=start, exchange=exchange))
+
+
+@pytest.mark.parametrize("name", ["beta-bernoulli", "kmeans-fixed-blocks"])
+def test_population_joint_exact(name):
+    """n = 4, 2 rungs (t = 3, 1): the joint distribution of the whole population (all
+    pairs of partitions) is the product of the tempered targets."""
+    n, temperatures = 4, (3.0, 1.0)
+    if name == "beta-bernoulli":
+        model, start = bernoulli_model(n=n, seed=4), None
+    else:
+        model, start = kmeans_model(n=n, k=2, seed=5), k_block_start(n, 2)
+    exact = exact_posterior(model)
+    partitions = exact.partitions
+    offsets = partitions.max(axis=1) + 1
+    pairs, log_p = [], []
+    for a, row_a in enumerate(partitions):
+        for b, row_b in enumerate(partitions):
+            pairs.append(np.concatenate([row_a, row_b + offsets[a]]))
+            log_p.append(exact.log_post[a] / temperatures[0] + exact.log_post[b] / temperatures[1])
+    log_p = np.array(log_p)
+    joint = Exact(np.array(pairs), log_p - logsumexp(log_p))
+    assert_exact(model, exact=joint, sampler=lambda: population_draws(
+        model, temperatures, 3000, seed=12, start=start, n_mutations=n, joint=True))
+
+
+def test_mutation_ratio_against_enumeration():
+    """Each §3.1 ratio equals f(y)/f(x) T(y, x)/T(x, y) computed independently: the
+    proposal probabilities by enumerating the moves' cases, f from the model."""
+    model = bernoulli_model(n=5, seed=2)
+    exact = exact_posterior(model)
+    chain = KernelChain(model)
+    prior_t, params_t = temper(chain.prior, chain.params, 0.5)
+    q_s = 0.3
+    rng = np.random.default_rng(0)
+    for row in rng.choice(len(exact.partitions), size=20, replace=False):
+        x = exact.partitions[row]
+        for j in range(5):
+            chain.reload(x)
+            stream = new_stream([int(row), j])
+            outcome, log_ratio = mutation.mutation_entry(stream, chain.state, prior_t, params_t,
+                                                         chain.stats, chain.data, j, q_s)
+            accepted = outcome in (mutation.SPLIT_ACCEPTED, mutation.MERGE_ACCEPTED)
+            y = chain.labels()
+            if not accepted:
+                continue  # the proposal is not observable after a rejection
+            assert not np.array_equal(x, y)
+            ref = 0.5 * (exact.log_post[exact.codes(y)] - exact.log_post[row])
+            ref += np.log(proposal_probability(y, x, j, q_s))
+            ref -= np.log(proposal_probability(x, y, j, q_s))
+            assert abs(log_ratio - ref) < 1e-9, (x, y, j, log_ratio, ref)
+
+
+def proposal_probability(x, y, j, q_s):
+    """T(x, y) of §3.1 for item j, by the cases of the move (an independent
+    transcription: blocks as sets)."""
+    blocks = [set(np.flatnonzero(x == k)) for k in range(x.max() + 1)]
+    k0 = next(b for b in blocks if j in b)
+    big_k = len(blocks)
+    options = {}  # proposal (canonical tuple) -> probability
+
+    def add(z, p):
+        key = tuple(pmp.canonicalize(z))
+        options[key] = options.get(key, 0.0) + p
+
+    def split():
+        z = x.copy()
+        z[j] = x.max() + 1
+        return z
+
+    def merges():
+        for b in blocks:
+            if b is not k0:
+                z = x.copy()
+                z[j] = x[next(iter(b))]
+                yield z
+
+    if len(k0) == 1:
+        for z in merges():
+            add(z, 1.0 / (big_k - 1))
+    elif big_k == 1:
+        add(split(), 1.0)
+    else:
+        add(split(), q_s)
+        for z in merges():
+            add(z, (1 - q_s) / (big_k - 1))
+    return options.get(tuple(pmp.canonicalize(y)), 0.0)
