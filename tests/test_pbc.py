@@ -16,8 +16,8 @@ from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.priors import log_prior_block, log_prior_pred
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.tempering import Tempered, TemperedPrior, temper, untempered
-from pymc_partitions.step_methods.pbc import TemperedPopulation
-from pymc_partitions.step_methods.target import PartitionTarget
+from pymc_partitions.step_methods.pbc import PBC, TemperedPopulation
+from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
 N_ITEMS = 6
 
@@ -279,3 +279,51 @@ def proposal_probability(x, y, j, q_s):
         for z in merges():
             add(z, (1 - q_s) / (big_k - 1))
     return options.get(tuple(pmp.canonicalize(y)), 0.0)
+
+
+# ------------------------------------------------------------------ 4. pmp PBC step
+
+
+def test_pbc_step_exact():
+    """pm.sample with the PBC step (mutation + exchange, 3 rungs): the trace (the
+    coldest member) is exact; the stats count every member's mutations and the
+    exchanges per adjacent pair of rungs."""
+    model = bernoulli_model()
+    step = PBC([model["z"]], model=model, temperatures=LADDER, n_mutations=N_ITEMS)
+    _, idata = assert_exact(model, draws=2500, seed=13, step=[step])
+    stats = idata.sample_stats
+    mutations = stats["split_proposed"] + stats["merge_proposed"]
+    assert int(mutations.max()) <= len(LADDER) * N_ITEMS
+    assert int(stats["split_accepted"].sum()) > 0 and int(stats["merge_accepted"].sum()) > 0
+    proposed = np.asarray(stats["exchange_proposed"].values, dtype=np.int64)
+    accepted = np.asarray(stats["exchange_accepted"].values, dtype=np.int64)
+    assert proposed.shape == (4, 2500, len(LADDER) - 1)
+    proposed, accepted = proposed.reshape(-1, 2), accepted.reshape(-1, 2)
+    assert np.all(proposed.sum(axis=1) == len(LADDER))
+    assert np.all(accepted <= proposed) and 0 < accepted.sum() < proposed.sum()
+    np.testing.assert_allclose(stats["log_target"], stats["log_joint"] / LADDER[-1])
+
+
+def test_pbc_refuses_free_hyperparameter():
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=5)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(5, 3, 1))
+    with pytest.raises(PartitionModelError, match=r"alpha.*tempered targets.*fixed"):
+        PBC([z], model=model, temperatures=LADDER)
+
+
+@pytest.mark.parametrize("temperatures", [None, (), (1.0, 2.0), (2.0, 2.0), (2.0, -1.0),
+                                          (np.inf, 1.0), [[2.0, 1.0]]])
+def test_pbc_ladder_validation(temperatures):
+    model = bernoulli_model()
+    with pytest.raises(ValueError, match="temperatures|temperature"):
+        PBC([model["z"]], model=model, temperatures=temperatures)
+
+
+@pytest.mark.parametrize("kwargs", [{"split_probability": 0.0}, {"split_probability": 1.0},
+                                    {"n_mutations": 0}])
+def test_pbc_option_validation(kwargs):
+    model = bernoulli_model()
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        PBC([model["z"]], model=model, temperatures=LADDER, **kwargs)
