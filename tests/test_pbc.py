@@ -184,8 +184,11 @@ def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None
     return np.stack(out)
 
 
-@pytest.mark.parametrize("exchange", [False, True], ids=["mutation", "mutation+exchange"])
-@pytest.mark.parametrize("name", ["beta-bernoulli", "kmeans-fixed-blocks"])
+@pytest.mark.parametrize(("name", "exchange"), [
+    ("beta-bernoulli", False), ("beta-bernoulli", True),
+    ("kmeans-fixed-blocks", False), ("kmeans-fixed-blocks", True),
+    ("dirichlet-multinomial", True),
+], ids=lambda v: {False: "mutation", True: "mutation+exchange"}.get(v, v))
 def test_population_coldest_exact(name, exchange):
     """3-rung ladder: the coldest member samples the exact posterior, with mutation
     alone (each member its own chain) and with random exchanges."""
