@@ -78,7 +78,7 @@ FAILED = 5
 
 
 @primitive
-def proposal_log_ratio(split, j_alone, n_blocks, log_qs, log_qm):
+def proposal_log_ratio(split, j_alone, n_blocks, log_qs):
     r"""``(log T(y, x) - log T(x, y), number of blocks L of y)`` of the §3.1 proposal
     from a partition with ``n_blocks`` = K blocks, j alone in its block or not.
 
@@ -95,7 +95,8 @@ def proposal_log_ratio(split, j_alone, n_blocks, log_qs, log_qm):
         # blocks: split forced if L = 1, else with probability q_s.
         log_rev = 0.0 if big_k == 2 else log_qs
         return log_rev + np.log(big_k - 1), big_k - 1
-    # j moves between blocks: q_m/(K - 1) both ways (L = K, j not alone in y).
+    # j moves between blocks: q_m/(K - 1) both ways (L = K, j not alone in y), so
+    # the ratio is 1 (checked by the table, not assumed).
     return 0.0, big_k
 
 
@@ -128,8 +129,7 @@ def mutation_update(stream, state, prior_params, params, stats, data, j, q_s):
         if a >= state.where[k0]:
             a += 1
         k1 = active[a]
-    log_q_ratio, _ = proposal_log_ratio(split, j_alone, n_blocks, np.log(q_s),
-                                        np.log(1.0 - q_s))
+    log_q_ratio, _ = proposal_log_ratio(split, j_alone, n_blocks, np.log(q_s))
     u_accept = uniform(stream)
     # 2. f(y)/f(x) from j's conditional weights given the other items.
     take_out(state, params, stats, data, j)  # a singleton's k0 becomes the top free slot
