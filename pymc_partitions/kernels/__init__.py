@@ -7,6 +7,8 @@
   :mod:`.split_merge` (Jain & Neal 2004, restricted Gibbs split-merge) and
   :mod:`.sweep_block` (Herlau et al. 2016, eqs. 5-6), the block primitive later
   moves are built from;
+- :mod:`.tempering`: any (component, prior) pair raised to 1/t, a dispatch
+  wrapper (the targets of population samplers on a temperature ladder);
 - :mod:`.random`: explicit 64-bit random streams (one per chain, from a
   ``numpy.random.SeedSequence``) and counter-based uniforms, so two chains can
   share random numbers;
@@ -17,7 +19,7 @@ to a component and a prior from the types of their params records and caches the
 result on disk.
 """
 
-from pymc_partitions.kernels import gibbs, split_merge, sweep_block
+from pymc_partitions.kernels import gibbs, split_merge, sweep_block, tempering
 from pymc_partitions.kernels.bookkeeping import (
     assign_labels,
     log_joint,
@@ -39,4 +41,5 @@ __all__ = [
     "split_merge",
     "summarise",
     "sweep_block",
+    "tempering",
 ]

@@ -76,6 +76,12 @@ def log_joint(state, prior_params, params, stats):
 
 
 @entry
+def log_joint_entry(state, prior_params, params, stats):
+    """Entry point for :func:`log_joint` (a population's per-member log targets)."""
+    return log_joint(state, prior_params, params, stats)
+
+
+@entry
 def summarise(state, prior_params, params, stats, canon, scratch):
     """Canonical labels and the per-draw statistics of the current partition.
 
@@ -93,6 +99,7 @@ def summarise(state, prior_params, params, stats, canon, scratch):
 __all__ = [
     "assign_labels",
     "log_joint",
+    "log_joint_entry",
     "move_item",
     "open_new_block",
     "refresh_all",

@@ -1,0 +1,332 @@
+"""Population Based Clustering (Goswami, Liu & Wong 2005): the tempered target as a
+dispatch wrapper, the mutation (§3.1) and random exchange (§3.6) kernels, and their
+exactness on a temperature ladder against the enumerated targets."""
+
+import numpy as np
+import pymc as pm
+import pytest
+from helpers import Exact, KernelChain, assert_exact, binary_data, exact_posterior, kernel_draws
+from scipy.special import logsumexp
+
+import pymc_partitions as pmp
+from pymc_partitions.kernels import gibbs, mutation
+from pymc_partitions.kernels.bookkeeping import log_joint_entry
+from pymc_partitions.kernels.components import log_marginal, log_pred
+from pymc_partitions.kernels.errors import check_item
+from pymc_partitions.kernels.priors import log_prior_block, log_prior_pred
+from pymc_partitions.kernels.random import new_stream
+from pymc_partitions.kernels.tempering import Tempered, TemperedPrior, temper, untempered
+from pymc_partitions.step_methods.pbc import PBC, TemperedPopulation
+from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
+
+N_ITEMS = 6
+
+
+def bernoulli_model(n=N_ITEMS, seed=6):
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8,
+                                   observed=binary_data(n, 3, seed))
+    return model
+
+
+def dirichlet_multinomial_model(n=N_ITEMS, seed=3):
+    counts = np.random.default_rng(seed).integers(0, 5, size=(n, 4))
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=0.8, n=n)
+        pmp.CollapsedDirichletMultinomial("y", z, concentration=1.5, observed=counts)
+    return model
+
+
+def kmeans_model(n=N_ITEMS, k=3, seed=8):
+    """The k-means energy of Goswami et al. §7.3 with a fixed number of blocks."""
+    rng = np.random.default_rng(seed)
+    y = rng.normal(0.0, 1.0, size=(n, 2)) + np.repeat([[0.0, 0.0], [2.5, 0.0], [0.0, 2.5]],
+                                                       -(-n // 3), axis=0)[:n]
+    with pm.Model() as model:
+        z = pmp.FixedBlocks("z", n=n, k=k)
+        pmp.KMeansEnergy("y", z, temperature=2.0, observed=y)
+    return model
+
+
+def k_block_start(n, k):
+    """Labels 0..k-1 then k-1 repeated: a partition with exactly k blocks."""
+    return np.minimum(np.arange(n), k - 1).astype(np.int64)
+
+
+MODELS = {
+    "beta-bernoulli": (bernoulli_model, None),
+    "dirichlet-multinomial": (dirichlet_multinomial_model, None),
+    "kmeans-fixed-blocks": (kmeans_model, k_block_start(N_ITEMS, 3)),
+}
+
+
+def tempered_exact(exact, inv_t):
+    """The exact target pi(z)^(1/t), normalised, from the exact pi."""
+    log_p = exact.log_post * inv_t
+    return Exact(exact.partitions, log_p - logsumexp(log_p))
+
+
+# ------------------------------------------------------------------ 1. tempering
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_tempered_log_target_differences(name):
+    """Every primitive the moves read returns 1/t times its untempered value, and so
+    do log-target differences between random partitions."""
+    build, start = MODELS[name]
+    model = build()
+    chain = KernelChain(model, start=start)
+    inv_t = 0.37
+    prior_t, params_t = temper(chain.prior, chain.params, inv_t)
+    assert untempered(prior_t, params_t) == (chain.prior, chain.params)
+    stats, data = chain.stats, chain.data
+    # Primitives, dispatched from Python.
+    for k in range(chain.n):
+        for i in range(chain.n):
+            ref = log_pred(chain.params, stats, data, i, k)
+            assert log_pred(params_t, stats, data, i, k) == inv_t * ref
+        assert log_marginal(params_t, stats, k) == inv_t * log_marginal(chain.params, stats, k)
+    for size in range(chain.n):
+        for n_blocks in range(1, chain.n):
+            ref = log_prior_pred(chain.prior, size, n_blocks)
+            assert log_prior_pred(prior_t, size, n_blocks) == inv_t * ref
+            ref = log_prior_block(chain.prior, size, 2, n_blocks)
+            assert log_prior_block(prior_t, size, 2, n_blocks) == inv_t * ref
+    # Log-target differences (compiled log joint) over random partitions in the support.
+    partitions = pmp.set_partitions(chain.n)
+    exact = exact_posterior(model)
+    rows = np.flatnonzero(np.isfinite(exact.log_post))
+    rows = np.random.default_rng(1).choice(rows, size=12, replace=False)
+    values = []
+    for row in rows:
+        chain.reload(partitions[row])
+        values.append((log_joint_entry(chain.state, chain.prior, chain.params, chain.stats),
+                       log_joint_entry(chain.state, prior_t, params_t, chain.stats)))
+    values = np.array(values)
+    assert np.all(np.isfinite(values))
+    np.testing.assert_allclose(np.diff(values[:, 1]), inv_t * np.diff(values[:, 0]),
+                               rtol=1e-12, atol=1e-12)
+    # ... the untempered ones being the model's own log-density differences.
+    np.testing.assert_allclose(np.diff(values[:, 0]), np.diff(exact.log_post[rows]),
+                               rtol=1e-9, atol=1e-9)
+
+
+def test_temper_validates():
+    with pytest.raises(ValueError, match="inverse temperature"):
+        temper(None, None, 0.0)
+    with pytest.raises(ValueError, match="inverse temperature"):
+        temper(None, None, np.inf)
+
+
+def tempered_gibbs_move(inv_t):
+    def move(rng, chain):
+        failed = gibbs.run_sweeps(chain.stream, 1, chain.state, TemperedPrior(chain.prior, inv_t),
+                                  chain.params, chain.stats, chain.data, chain.log_w, chain.order)
+        check_item(failed, "tempered gibbs")
+    return move
+
+
+@pytest.mark.parametrize("name", ["beta-bernoulli", "kmeans-fixed-blocks"])
+def test_tempered_gibbs_exact(name):
+    """A Gibbs sweep on the tempered target samples p(z | y)^(1/t), t = 2."""
+    build, start = MODELS[name]
+    model = build()
+    inv_t = 0.5
+    exact = tempered_exact(exact_posterior(model), inv_t)
+    assert_exact(model, exact=exact, sampler=lambda: kernel_draws(
+        model, tempered_gibbs_move(inv_t), 1500, seed=3, start=start,
+        wrap_params=lambda p: Tempered(p, inv_t)))
+
+
+# ------------------------------------------------- 2-3. mutation and random exchange
+
+LADDER = (4.0, 2.0, 1.0)
+
+
+def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None,
+                     n_mutations=N_ITEMS, q_s=0.5, exchange=True, joint=False):
+    """(chains, draws, n) canonical labels of the coldest member of a
+    TemperedPopulation after each iteration (mutation of every member, then N random
+    exchanges); with ``joint``, (chains, draws, N n): every rung's canonical labels,
+    hottest first, each rung's labels offset by the blocks of the rungs before it
+    (a canonical labelling of the N-tuple)."""
+    target = PartitionTarget(model, model.rvs_to_values[model["z"]], "test")
+    values, prior, per_lik = target.params(model.initial_point())
+    n = target.n
+    labels = np.zeros(n, dtype=np.int64) if start is None else np.asarray(start, np.int64)
+    chain = target.new_chain_state(labels, values, per_lik)
+    params, _, data = target.kernel_args(chain, values, per_lik)
+    n_rungs = len(temperatures)
+    out = []
+    for c in range(chains):
+        population = TemperedPopulation(chain, temperatures)
+        stream = new_stream(np.random.SeedSequence([seed, c]))
+        rows = np.empty((draws, n_rungs * n if joint else n), dtype=np.int64)
+        for t in range(draws):
+            check_item(population.mutate(stream, prior, params, data, n_mutations, q_s))
+            if exchange:
+                population.update_log_targets(prior, params)
+                population.exchange(stream, n_rungs)
+            if joint:
+                offset = 0
+                for r in range(n_rungs):
+                    canon = pmp.canonicalize(population.at_rung(r).state.labels)
+                    rows[t, r * n:(r + 1) * n] = canon + offset
+                    offset += canon.max() + 1
+            else:
+                rows[t] = pmp.canonicalize(population.coldest().state.labels)
+        out.append(rows)
+        if exchange and n_rungs > 1:
+            assert population.exchange_proposed.sum() == draws * n_rungs
+            assert 0 < population.exchange_accepted.sum() < population.exchange_proposed.sum()
+        assert population.mutation_outcomes[[1, 3]].sum() > 0
+    return np.stack(out)
+
+
+@pytest.mark.parametrize(("name", "exchange"), [
+    ("beta-bernoulli", False), ("beta-bernoulli", True),
+    ("kmeans-fixed-blocks", False), ("kmeans-fixed-blocks", True),
+    ("dirichlet-multinomial", True),
+], ids=lambda v: {False: "mutation", True: "mutation+exchange"}.get(v, v))
+def test_population_coldest_exact(name, exchange):
+    """3-rung ladder: the coldest member samples the exact posterior, with mutation
+    alone (each member its own chain) and with random exchanges."""
+    build, start = MODELS[name]
+    model = build()
+    assert_exact(model, sampler=lambda: population_draws(
+        model, LADDER, 2500, seed=11, start=start, exchange=exchange))
+
+
+@pytest.mark.parametrize("name", ["beta-bernoulli", "kmeans-fixed-blocks"])
+def test_population_joint_exact(name):
+    """n = 4, 2 rungs (t = 3, 1): the joint distribution of the whole population (all
+    pairs of partitions) is the product of the tempered targets."""
+    n, temperatures = 4, (3.0, 1.0)
+    if name == "beta-bernoulli":
+        model, start = bernoulli_model(n=n, seed=4), None
+    else:
+        model, start = kmeans_model(n=n, k=2, seed=5), k_block_start(n, 2)
+    exact = exact_posterior(model)
+    partitions = exact.partitions
+    offsets = partitions.max(axis=1) + 1
+    pairs, log_p = [], []
+    for a, row_a in enumerate(partitions):
+        for b, row_b in enumerate(partitions):
+            pairs.append(np.concatenate([row_a, row_b + offsets[a]]))
+            log_p.append(exact.log_post[a] / temperatures[0] + exact.log_post[b] / temperatures[1])
+    log_p = np.array(log_p)
+    joint = Exact(np.array(pairs), log_p - logsumexp(log_p))
+    assert_exact(model, exact=joint, sampler=lambda: population_draws(
+        model, temperatures, 3000, seed=12, start=start, n_mutations=n, joint=True))
+
+
+def test_mutation_ratio_against_enumeration():
+    """Each §3.1 ratio equals f(y)/f(x) T(y, x)/T(x, y) computed independently: the
+    proposal probabilities by enumerating the moves' cases, f from the model."""
+    model = bernoulli_model(n=5, seed=2)
+    exact = exact_posterior(model)
+    chain = KernelChain(model)
+    prior_t, params_t = temper(chain.prior, chain.params, 0.5)
+    q_s = 0.3
+    rng = np.random.default_rng(0)
+    for row in rng.choice(len(exact.partitions), size=20, replace=False):
+        x = exact.partitions[row]
+        for j in range(5):
+            chain.reload(x)
+            stream = new_stream([int(row), j])
+            outcome, log_ratio = mutation.mutation_entry(stream, chain.state, prior_t, params_t,
+                                                         chain.stats, chain.data, j, q_s)
+            accepted = outcome in (mutation.SPLIT_ACCEPTED, mutation.MERGE_ACCEPTED)
+            y = chain.labels()
+            if not accepted:
+                continue  # the proposal is not observable after a rejection
+            assert not np.array_equal(x, y)
+            ref = 0.5 * (exact.log_post[exact.codes(y)] - exact.log_post[row])
+            ref += np.log(proposal_probability(y, x, j, q_s))
+            ref -= np.log(proposal_probability(x, y, j, q_s))
+            assert abs(log_ratio - ref) < 1e-9, (x, y, j, log_ratio, ref)
+
+
+def proposal_probability(x, y, j, q_s):
+    """T(x, y) of §3.1 for item j, by the cases of the move (an independent
+    transcription: blocks as sets)."""
+    blocks = [set(np.flatnonzero(x == k)) for k in range(x.max() + 1)]
+    k0 = next(b for b in blocks if j in b)
+    big_k = len(blocks)
+    options = {}  # proposal (canonical tuple) -> probability
+
+    def add(z, p):
+        key = tuple(pmp.canonicalize(z))
+        options[key] = options.get(key, 0.0) + p
+
+    def split():
+        z = x.copy()
+        z[j] = x.max() + 1
+        return z
+
+    def merges():
+        for b in blocks:
+            if b is not k0:
+                z = x.copy()
+                z[j] = x[next(iter(b))]
+                yield z
+
+    if len(k0) == 1:
+        for z in merges():
+            add(z, 1.0 / (big_k - 1))
+    elif big_k == 1:
+        add(split(), 1.0)
+    else:
+        add(split(), q_s)
+        for z in merges():
+            add(z, (1 - q_s) / (big_k - 1))
+    return options.get(tuple(pmp.canonicalize(y)), 0.0)
+
+
+# ------------------------------------------------------------------ 4. pmp PBC step
+
+
+def test_pbc_step_exact():
+    """pm.sample with the PBC step (mutation + exchange, 3 rungs): the trace (the
+    coldest member) is exact; the stats count every member's mutations and the
+    exchanges per adjacent pair of rungs."""
+    model = bernoulli_model()
+    step = PBC([model["z"]], model=model, temperatures=LADDER, n_mutations=N_ITEMS)
+    _, idata = assert_exact(model, draws=2500, seed=13, step=[step])
+    stats = idata.sample_stats
+    mutations = stats["split_proposed"] + stats["merge_proposed"]
+    assert int(mutations.max()) <= len(LADDER) * N_ITEMS
+    assert int(stats["split_accepted"].sum()) > 0 and int(stats["merge_accepted"].sum()) > 0
+    proposed = np.asarray(stats["exchange_proposed"].values, dtype=np.int64)
+    accepted = np.asarray(stats["exchange_accepted"].values, dtype=np.int64)
+    assert proposed.shape == (4, 2500, len(LADDER) - 1)
+    proposed, accepted = proposed.reshape(-1, 2), accepted.reshape(-1, 2)
+    assert np.all(proposed.sum(axis=1) == len(LADDER))
+    assert np.all(accepted <= proposed) and 0 < accepted.sum() < proposed.sum()
+    np.testing.assert_allclose(stats["log_target"], stats["log_joint"] / LADDER[-1])
+
+
+def test_pbc_refuses_free_hyperparameter():
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=5)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(5, 3, 1))
+    with pytest.raises(PartitionModelError, match=r"alpha.*tempered targets.*fixed"):
+        PBC([z], model=model, temperatures=LADDER)
+
+
+@pytest.mark.parametrize("temperatures", [None, (), (1.0, 2.0), (2.0, 2.0), (2.0, -1.0),
+                                          (np.inf, 1.0), [[2.0, 1.0]]])
+def test_pbc_ladder_validation(temperatures):
+    model = bernoulli_model()
+    with pytest.raises(ValueError, match="temperatures|temperature"):
+        PBC([model["z"]], model=model, temperatures=temperatures)
+
+
+@pytest.mark.parametrize("kwargs", [{"split_probability": 0.0}, {"split_probability": 1.0},
+                                    {"n_mutations": 0}])
+def test_pbc_option_validation(kwargs):
+    model = bernoulli_model()
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        PBC([model["z"]], model=model, temperatures=LADDER, **kwargs)
