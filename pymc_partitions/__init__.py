@@ -51,6 +51,7 @@ from pymc_partitions.distributions import (
     CollapsedNormalInverseGamma,
     CollapsedPoissonGamma,
     FixedBlocks,
+    GeneralizedMallows,
     KMeansEnergy,
     PitmanYor,
     ProperColoring,
@@ -63,6 +64,7 @@ from pymc_partitions.step_methods import (
     Gibbs,
     HyperSlice,
     ImpossibleConditionalError,
+    MallowsGibbs,
     PartitionModelError,
     SplitMerge,
 )
@@ -97,6 +99,7 @@ __all__ = [
     "CollapsedNormal",
     "CollapsedNormalInverseGamma",
     "CollapsedPoissonGamma",
+    "GeneralizedMallows",
     "IRM",
     "KMeansEnergy",
     # step methods
@@ -105,6 +108,7 @@ __all__ = [
     "Gibbs",
     "HyperSlice",
     "ImpossibleConditionalError",
+    "MallowsGibbs",
     "PartitionModelError",
     "SplitMerge",
     # analysis

@@ -370,11 +370,13 @@ def register_step_methods(classes):
 
 
 def _register_our_steps():
-    from pymc_partitions.step_methods import EscobarWest, Gibbs, HyperSlice
+    from pymc_partitions.step_methods import EscobarWest, Gibbs, HyperSlice, MallowsGibbs
 
     # EscobarWest before HyperSlice: both are IDEAL for a CRP concentration with a
-    # Gamma prior, and PyMC keeps the first of equally competent steps.
-    register_step_methods([Gibbs, EscobarWest, HyperSlice])
+    # Gamma prior, and PyMC keeps the first of equally competent steps. MallowsGibbs
+    # is IDEAL exactly for a partition observed by a GeneralizedMallows, where Gibbs
+    # declares itself INCOMPATIBLE.
+    register_step_methods([Gibbs, MallowsGibbs, EscobarWest, HyperSlice])
 
 
 # --- convergence_checks ------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pymc_partitions.distributions.counts import (
 )
 from pymc_partitions.distributions.energies import KMeansEnergy
 from pymc_partitions.distributions.gaussian import CollapsedMvNormal, CollapsedNIW
+from pymc_partitions.distributions.mallows import GeneralizedMallows
 from pymc_partitions.distributions.partition import (
     CRP,
     PartitionPrior,
@@ -34,6 +35,7 @@ __all__ = [
     "CollapsedNormal",
     "IRM",
     "FixedBlocks",
+    "GeneralizedMallows",
     "MFM",
     "CollapsedNormalInverseGamma",
     "CollapsedPoissonGamma",

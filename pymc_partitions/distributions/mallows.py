@@ -40,8 +40,9 @@ its rankings with at least j stages,
 n <= :data:`MAX_EXACT_ITEMS` only, and is the test oracle of the samplers. For one
 ranking of length t it equals (n - t)!/n! (Lemma 1; :func:`lemma1_log_marginal`).
 
-This module is plain numpy/scipy (no numba, no PyTensor): an oracle independent of
-the kernels. The PyMC observed node ``GeneralizedMallows`` is not yet public.
+The oracle functions are plain numpy/scipy (no numba): independent of the kernels.
+The PyMC observed node is :class:`GeneralizedMallows` (end of the module); its
+sampler is :class:`~pymc_partitions.MallowsGibbs`.
 """
 
 import functools
@@ -49,6 +50,11 @@ import itertools
 import math
 
 import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pytensor.graph.basic import Apply, Constant, Variable
+from pytensor.graph.op import Op
+from pytensor.tensor.random.op import RandomVariable
 from scipy import integrate
 from scipy.special import logsumexp
 
@@ -307,3 +313,167 @@ def exact_log_marginal_partition(observed, labels, nu, r, n_items=None):
         block_stages = n_stages(lengths[rows], n)
         total += exact_log_marginal(orderings[rows], nu, r[:block_stages], n_items=n)
     return total
+
+
+# ------------------------------------------------------------------ the PyMC observed node
+
+#: Entries kept by the exact-marginal op's memo (canonical partition -> value).
+_MEMO_SIZE = 4096
+
+
+class GeneralizedMallowsMarginal(Op):
+    """PyTensor op: log p(orderings | partition, nu, r), the sum over blocks of
+    :func:`exact_log_marginal` (exact; n <= :data:`MAX_EXACT_ITEMS` items).
+
+    Inputs ``(orderings (N, w) int64, labels (N,) int64, nu (), r (T,), n_items ())``;
+    output a float64 scalar. Values are memoised on the canonical partition (NUTS
+    evaluates the model's log density many times at one partition). For more
+    items it raises a ValueError saying why (the n! central permutations)."""
+
+    __props__ = ("var_name",)
+
+    def __init__(self, var_name="GeneralizedMallows"):
+        self.var_name = var_name
+        self._memo = {}
+
+    def make_node(self, orderings, labels, nu, r, n_items):
+        inputs = [pt.as_tensor_variable(v) for v in (orderings, labels, nu, r, n_items)]
+        return Apply(self, inputs, [pt.dscalar()])
+
+    def perform(self, node, inputs, outputs):
+        orderings, labels, nu, r, n_items = inputs
+        n = int(n_items)
+        if n > MAX_EXACT_ITEMS:
+            raise ValueError(
+                f"GeneralizedMallows '{self.var_name}': the model's log density of the "
+                f"rankings is the exact marginal over each cluster's (sigma, theta), a sum "
+                f"over all n! central permutations; it is computed for n <= "
+                f"{MAX_EXACT_ITEMS} items only, and this model has n = {n} "
+                f"({math.factorial(n)} permutations). pmp.MallowsGibbs samples the model "
+                f"without it; avoid what evaluates the model's log density (NUTS on "
+                f"other variables of this model, pm.compute_log_likelihood, model.point_logps)."
+            )
+        from pymc_partitions.partitions import canonicalize
+
+        canon = canonicalize(np.asarray(labels))
+        key = (canon.tobytes(), np.asarray(orderings).tobytes(), float(nu),
+               np.asarray(r).tobytes())
+        value = self._memo.get(key)
+        if value is None:
+            value = exact_log_marginal_partition(np.asarray(orderings), canon, float(nu),
+                                                 np.asarray(r), n_items=n)
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = value
+        outputs[0][0] = np.asarray(value, dtype=np.float64)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_memo"] = {}
+        return state
+
+
+class GeneralizedMallowsRV(RandomVariable):
+    """Op of :class:`GeneralizedMallows`: inputs ``(partition (N,), nu (), r (T,),
+    n_items (), observed (N, w))``; the observed orderings are the last input (the
+    value's shape), as for the collapsed likelihoods."""
+
+    name = "generalized_mallows"
+    signature = "(n),(),(t),(),(n,w)->(n,w)"
+    dtype = "int64"
+    _print_name = ("GeneralizedMallows", "\\operatorname{GeneralizedMallows}")
+
+    @classmethod
+    def rng_fn(cls, rng, *args):
+        raise NotImplementedError(
+            "GeneralizedMallows: forward draws (prior / posterior predictive rankings) are "
+            "not implemented yet."
+        )
+
+
+generalized_mallows = GeneralizedMallowsRV()
+
+
+class GeneralizedMallows(pm.Discrete):
+    r"""Top-t rankings from a Dirichlet-process mixture of Generalized Mallows models
+    (Meilă & Chen 2010), observed on a partition of the rankings.
+
+    Each block c of ``partition`` has a central permutation sigma_c and dispersions
+    theta_c = (theta_1..theta_T); its rankings are i.i.d. GM(pi | sigma_c, theta_c)
+    (:mod:`pymc_partitions.kernels.mallows`), and (sigma_c, theta_c) ~ P0(. | nu, r),
+    the conjugate prior, uniform over sigma (module docstring). The block parameters
+    are *not* integrated out by the samplers: :class:`~pymc_partitions.MallowsGibbs`
+    holds them as explicit state and reports them per draw.
+
+    Parameters
+    ----------
+    partition : TensorVariable
+        A ``pmp.CRP`` partition of the N rankings.
+    nu : float > 0
+        Prior strength (a constant).
+    r : float or array of floats > 0
+        Prior parameters r_j: a scalar, or one per stage (length T = min(longest t,
+        n - 1), or n - 1). Constants.
+    observed : (N, w) int array
+        Top-t orderings: 0-based item indices, best first, padded with :data:`PAD`
+        (-1) after the t ranked items (:func:`validate_orderings`; errors name the
+        row). A constant array (``pm.Data`` is not supported).
+    n_items : int, optional
+        Number of items n (default: w, the number of columns).
+
+    The model's log density of the rankings (what ``model.logp`` evaluates) is the
+    exact marginal given the partition, the sum over blocks of
+    :func:`exact_log_marginal` (sigma summed over its n! values, theta by
+    quadrature): available for n <= :data:`MAX_EXACT_ITEMS` items, otherwise a
+    ValueError at evaluation saying why. It is the oracle of the tests;
+    ``pm.sample`` does not evaluate it unless NUTS samples another variable of
+    the model (the CRP concentration goes to ``pmp.EscobarWest`` / ``pmp.HyperSlice``,
+    which do not read it).
+    """
+
+    rv_op = generalized_mallows
+
+    def __new__(cls, name, partition, nu, r, observed=None, n_items=None, **kwargs):
+        from pymc_partitions.distributions.collapsed import check_partition
+
+        owner = f"GeneralizedMallows '{name}'"
+        if observed is None:
+            raise ValueError(f"{owner}: 'observed' is required (the top-t orderings); forward "
+                             f"draws of rankings are not implemented.")
+        if isinstance(observed, Variable) and not isinstance(observed, Constant):
+            raise TypeError(f"{owner}: 'observed' must be a constant array of orderings "
+                            f"(pm.Data is not supported), got {observed!r}.")
+        if isinstance(observed, Constant):
+            observed = observed.data
+        orderings, lengths, n = validate_orderings(observed, owner, n_items)
+        check_partition(partition, orderings.shape[0], owner)
+        nu_value = check_nu(nu, owner)
+        r_value = check_r(r, n_stages(lengths, n), n, owner)
+        data = pt.constant(orderings, name=name)
+        return super().__new__(cls, name, partition, nu_value, r_value, n, data,
+                               observed=data, **kwargs)
+
+    @classmethod
+    def dist(cls, partition, nu, r, n_items, data, **kwargs):
+        return super().dist(
+            [partition, pt.as_tensor_variable(np.float64(nu)),
+             pt.as_tensor_variable(np.asarray(r, dtype=np.float64)),
+             pt.as_tensor_variable(np.int64(n_items)), data], **kwargs)
+
+    def logp(value, partition, nu, r, n_items, _observed):
+        name = getattr(_observed, "name", None) or "GeneralizedMallows"
+        return GeneralizedMallowsMarginal(name)(value, partition, nu, r, n_items)
+
+
+def generalized_mallows_setup(rv):
+    """``(orderings, lengths, n, nu, r)`` of a GeneralizedMallows variable ``rv`` (from
+    its op's constant inputs)."""
+    _, nu, r, n_items, data = rv.owner.op.dist_params(rv.owner)
+    values = [constant_value(v) for v in (nu, r, n_items, data)]
+    if any(v is None for v in values):
+        raise ValueError(f"GeneralizedMallows '{rv.name}': nu, r, n_items and the orderings "
+                         f"must be constants.")
+    nu, r, n_items, data = values
+    orderings, lengths, n = validate_orderings(data, f"GeneralizedMallows '{rv.name}'",
+                                               int(n_items))
+    return orderings, lengths, n, float(nu), np.asarray(r, dtype=np.float64)

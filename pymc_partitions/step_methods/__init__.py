@@ -13,6 +13,7 @@ from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.gibbs import Gibbs
 from pymc_partitions.step_methods.hyperparameters import EscobarWest, HyperSlice
+from pymc_partitions.step_methods.mallows import MallowsGibbs
 from pymc_partitions.step_methods.population import PopulationStep
 from pymc_partitions.step_methods.split_merge import SplitMerge
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
@@ -23,6 +24,7 @@ __all__ = [
     "Gibbs",
     "HyperSlice",
     "ImpossibleConditionalError",
+    "MallowsGibbs",
     "PartitionModelError",
     "PartitionStep",
     "PartitionTarget",

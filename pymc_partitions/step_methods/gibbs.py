@@ -2,10 +2,12 @@
 
 from pymc.step_methods.compound import Competence
 
+from pymc_partitions.compat import assigning_model
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.step_methods.base import PartitionStep
+from pymc_partitions.step_methods.mallows import mallows_likelihoods
 
 #: Item updates per draw of ``Gibbs(n_sweeps="auto")`` (see :class:`Gibbs`).
 ITEMS_PER_DRAW = 2000
@@ -84,6 +86,9 @@ class Gibbs(PartitionStep):
     @staticmethod
     def competence(var, has_grad=None):
         if var.owner is not None and isinstance(var.owner.op, PartitionPriorRV):
+            model = assigning_model()
+            if model is not None and mallows_likelihoods(model, var):
+                return Competence.INCOMPATIBLE  # explicit parameters: pmp.MallowsGibbs
             return Competence.IDEAL
         return Competence.INCOMPATIBLE
 

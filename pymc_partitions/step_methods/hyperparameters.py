@@ -271,8 +271,10 @@ class _PartitionTerms:
     """
 
     def __init__(self, model, z_rv, rvs, step_name, compile_kwargs):
+        # GeneralizedMallows terms have constant hyperparameters (nu, r): they read none
+        # of the step's variables and are skipped.
         self.target = target = PartitionTarget(model, model.rvs_to_values[z_rv], step_name,
-                                               compile_kwargs)
+                                               compile_kwargs, skip_explicit=True)
         self.name = target.name
         self.n = target.n
         prior_exprs = target.prior_op.dist_params(z_rv.owner)[:-1]

@@ -23,6 +23,7 @@ from pytensor.graph.basic import Constant
 
 from pymc_partitions.compat import ancestors, small_function_mode
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV, observed_data
+from pymc_partitions.distributions.mallows import GeneralizedMallowsRV
 from pymc_partitions.distributions.partition import (
     PartitionPriorRV,
     partition_size,
@@ -52,8 +53,12 @@ class PartitionTarget:
         Passed to the compilation of the hyperparameter function.
     """
 
-    def __init__(self, model, value_var, step_name, compile_kwargs=None):
+    def __init__(self, model, value_var, step_name, compile_kwargs=None, skip_explicit=False):
         self.model = model
+        #: Skip likelihoods with explicit block parameters (GeneralizedMallows) instead
+        #: of refusing them: for hyperparameter steps, whose variables they do not read.
+        self.skip_explicit = skip_explicit
+        self.explicit = []
         self.value_var = value_var
         self.name = value_var.name
         rv = model.values_to_rvs[value_var]
@@ -72,7 +77,7 @@ class PartitionTarget:
         self.likelihoods = self._find_likelihoods(model, rv)
         # A prior that restricts its support (graph colourings) brings a component.
         self.constraint = self.prior_op.constraint_component(rv.owner)
-        if not self.likelihoods and self.constraint is None:
+        if not self.likelihoods and self.constraint is None and not self.explicit:
             raise PartitionModelError(
                 f"{step_name}: no collapsed likelihood (e.g. pmp.CollapsedNormal) is observed on "
                 f"partition '{rv.name}'; add one with partition={rv.name}."
@@ -133,6 +138,17 @@ class PartitionTarget:
             if other is rv:
                 continue
             op = other.owner.op
+            if isinstance(op, GeneralizedMallowsRV) and op.dist_params(other.owner)[0] is rv:
+                if self.skip_explicit:
+                    if not any(other is e for e in self.explicit):
+                        self.explicit.append(other)
+                    continue
+                raise PartitionModelError(
+                    f"'{other.name}' (pmp.GeneralizedMallows) observes partition '{rv.name}' with "
+                    f"explicit cluster parameters (sigma, theta), which have no collapsed kernel: "
+                    f"{self.step_name} cannot sample it. Use pmp.MallowsGibbs([{rv.name}]) (what "
+                    f"pm.sample assigns by itself)."
+                )
             if isinstance(op, CollapsedLikelihoodRV) and op.dist_params(other.owner)[0] is rv:
                 if any(other is lik for lik in likelihoods):
                     continue  # PyMC 5's sample_posterior_predictive can list it twice

@@ -1,0 +1,376 @@
+r"""``pmp.MallowsGibbs``: Slice-Gibbs for Dirichlet-process mixtures of Generalized Mallows models."""
+
+import math
+
+import numpy as np
+from pymc.step_methods.compound import Competence
+
+from pymc_partitions.compat import ancestors, assigning_model, small_function_mode
+from pymc_partitions.distributions.mallows import (
+    GeneralizedMallowsRV,
+    generalized_mallows_setup,
+    lemma1_log_marginal,
+    log_beta_tilde,
+)
+from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, partition_size
+from pymc_partitions.distributions.validation import integer_arg
+from pymc_partitions.kernels import mallows_gibbs as mg
+from pymc_partitions.kernels.random import new_stream
+from pymc_partitions.partitions import canonicalize
+from pymc_partitions.step_methods.base import PartitionStep, step_arguments
+from pymc_partitions.step_methods.target import PartitionModelError
+
+#: Blocks reported per draw by default (``max_reported_clusters``).
+DEFAULT_REPORTED = 64
+METHODS = ("slice",)
+PLANNED = ("beta", "exact_beta")
+
+
+def mallows_likelihoods(model, rv):
+    """The GeneralizedMallows variables of ``model`` observed on partition ``rv``."""
+    found = []
+    for other in model.observed_RVs:
+        op = getattr(other.owner, "op", None)
+        if isinstance(op, GeneralizedMallowsRV) and op.dist_params(other.owner)[0] is rv \
+                and not any(other is f for f in found):
+            found.append(other)
+    return found
+
+
+class MallowsGibbs(PartitionStep):
+    r"""Slice-Gibbs sampler of a Dirichlet-process mixture of Generalized Mallows models.
+
+    Meilă & Chen (2010), *Dirichlet Process Mixtures of Generalized Mallows Models*
+    (UAI), Figure 1, for a partition ``z`` (``pmp.CRP``) observed by one
+    :class:`~pymc_partitions.GeneralizedMallows`. The cluster parameters (sigma_c,
+    theta_c) are explicit state of the step (per chain, per slot); one iteration
+    (one draw) is:
+
+    1. **Reassignment** (Neal 2000, Algorithm 2): each ranking pi_i in turn (a fresh
+       random order) leaves its cluster (a cluster left empty is deleted with its
+       parameters) and joins cluster c with probability proportional to
+       n_{-i,c} GM(pi_i | sigma_c, theta_c), or a new cluster with probability
+       proportional to alpha (n - t_i)!/n! (Lemma 1: the marginal of pi_i under
+       P0). When a new cluster is opened its (sigma, theta) are drawn *exactly* from
+       P0(. | pi_i), the posterior given pi_i alone
+       (:func:`~pymc_partitions.kernels.mallows_gibbs.new_cluster_draw`: codes V_j
+       with probabilities proportional to B~(nu r_j + v, nu + 2, n - j) of eq. 14,
+       sigma built from them, theta_j by an exact rejection draw).
+    2. **Cluster parameters**, for every cluster, ``n_gibbs`` (T_Gibbs) times:
+       sigma_c given theta_c by one Metropolis-Hastings step whose proposal is
+       Sample-sigma-Stagewise (Figure 2) with its exact proposal probability (the
+       stagewise draw alone is not an exact draw of sigma | theta when the theta_j
+       differ; see :mod:`pymc_partitions.kernels.mallows`), then each theta_{c,j}
+       by ``n_slices`` (T_Slices) univariate slice-sampling updates (Figure 3; Neal
+       2003, stepping out and shrinkage) of p(theta_j | sigma_c, R, nu, r), which
+       is proportional to exp(-theta (nu r_j + S_j(sigma_c))) psi_{n-j}(theta)^{-(nu + N_j)}.
+
+    **Exactness.** The state is (z, {sigma_c, theta_c} of the occupied clusters) and
+    the target p(z | alpha) prod_c P0(sigma_c, theta_c) prod_{i in c} GM(pi_i |
+    sigma_c, theta_c), whose z-marginal is the posterior of the partition (the
+    model's log density, :func:`~pymc_partitions.distributions.mallows.exact_log_marginal`).
+    Step 1 is Neal's Algorithm 2, a Gibbs update of (z_i, the new cluster's
+    parameters) from their joint conditional: existing clusters with their
+    parameters held, a new one with its parameters integrated (the exact marginal
+    (n - t_i)!/n!) and then drawn exactly from their posterior given pi_i. Step 2's
+    moves each leave the conditional of the cluster's parameters invariant (exact
+    MH; slice sampling). So the sampler is **exact** (tested against enumeration).
+    The paper's Figure 1 draws sigma by the stagewise procedure alone (an
+    approximation when the theta_j differ); the MH correction is the only change.
+    When the partition reaching the step is not the one it wrote (a new chain,
+    ``initvals``, another step moved z), each cluster's parameters are drawn from
+    the prior and updated by step 2 before the iteration.
+
+    Parameters
+    ----------
+    vars : list
+        The partition variable (one per step).
+    method : {"slice"}
+        Only Slice-Gibbs is implemented; ``"beta"`` / ``"exact_beta"`` (Beta-Gibbs,
+        Figure 5) raise NotImplementedError.
+    n_gibbs : int, default 10
+        T_Gibbs: sweeps of step 2 per iteration (the paper's default).
+    n_slices : int, default 3
+        T_Slices: slice updates of each theta_j per sweep of step 2 (the paper's).
+    max_reported_clusters : int, optional
+        Blocks whose parameters are reported per draw (default: min(N, 64)).
+    slice_width : float, default 1.0
+        Slice sampling's initial interval width w on theta (at most 50 steps out).
+    model, rng, initial_point, compile_kwargs, blocked
+        As for PyMC's own steps.
+
+    Sampler statistics
+    ------------------
+    n_clusters, largest_cluster_frac : label-invariant summaries of the draw
+    log_joint : log p(z | alpha) + sum_c [log P0(sigma_c, theta_c) + sum_i log GM]
+        of the explicit state
+    sigma_accept : fraction of sigma proposals accepted this iteration
+    mallows_sigma : (K_max, n) int16, central permutation (items best first) of
+        canonical block k of the draw, -1 beyond its blocks
+    mallows_theta : (K_max, T) float32, its dispersions theta_1..theta_T, NaN beyond
+        its blocks. K_max = ``max_reported_clusters``; blocks k >= K_max are not
+        reported (``n_clusters`` says how many there are). Memory: 2 n + 4 T bytes
+        per reported block per draw (n = 20, K_max = 64: 7 KB per draw).
+
+    Cost per iteration: O(N K t log n) for step 1, O(K T_Gibbs (n^3 + T n^2 +
+    T T_Slices)) for step 2; statistics R_j updated in O(t n) per move.
+    """
+
+    name = "mallows_gibbs"
+    move_description = "a Slice-Gibbs sweep"
+    stats_dtypes_shapes = {  # noqa: RUF012 - PyMC's protocol; shapes set per instance
+        **PartitionStep.stats_dtypes_shapes,
+        "sigma_accept": (np.float64, []),
+        "mallows_sigma": (np.int16, [None, None]),
+        "mallows_theta": (np.float32, [None, None]),
+    }
+
+    def __init__(self, vars, method="slice", n_gibbs=10, n_slices=3,
+                 max_reported_clusters=None, slice_width=1.0, *, model=None, blocked=False,
+                 rng=None, initial_point=None, compile_kwargs=None):
+        owner = "MallowsGibbs"
+        if method in PLANNED:
+            raise NotImplementedError(
+                f"{owner}: method={method!r} (Beta-Gibbs) is not implemented yet; use "
+                f"method='slice'.")
+        if method not in METHODS:
+            raise ValueError(f"{owner}: 'method' must be one of {METHODS + PLANNED}, got "
+                             f"{method!r}.")
+        self.method = method
+        self.n_gibbs = integer_arg("n_gibbs", n_gibbs, owner, minimum=1)
+        self.n_slices = integer_arg("n_slices", n_slices, owner, minimum=1)
+        width = float(slice_width)
+        if not (np.isfinite(width) and width > 0):
+            raise ValueError(f"{owner}: 'slice_width' must be positive, got {slice_width!r}.")
+        self.width = width
+        model, value_vars = step_arguments(owner, vars, model, rng, "[z]")
+        if len(value_vars) != 1:
+            raise ValueError(f"{owner} samples one partition variable per step; got "
+                             f"{[v.name for v in value_vars]}.")
+        self.vars = value_vars
+        self._read_model(model, value_vars[0], compile_kwargs)
+        k_max = self.N if max_reported_clusters is None and self.N <= DEFAULT_REPORTED else (
+            DEFAULT_REPORTED if max_reported_clusters is None else
+            integer_arg("max_reported_clusters", max_reported_clusters, owner, minimum=1))
+        self.k_max = min(k_max, self.N)
+        self.stats_dtypes_shapes = {
+            "n_clusters": (np.int64, []),
+            "largest_cluster_frac": (np.float64, []),
+            "log_joint": (np.float64, []),
+            "sigma_accept": (np.float64, []),
+            "mallows_sigma": (np.int16, [self.k_max, self.n_items]),
+            "mallows_theta": (np.float32, [self.k_max, self.T]),
+        }
+        # Shapes depend on the model: PyMC reads these instance attributes. PyMC 5's
+        # NDArray backend allocates each stat as np.zeros(draws, dtype): a subarray
+        # dtype (dtype, shape) makes that a (draws, *shape) array.
+        self.stats_dtypes = [{k: (np.dtype((d, tuple(sh))) if sh else d)
+                              for k, (d, sh) in self.stats_dtypes_shapes.items()}]
+        self.set_rng(rng)
+
+    # ------------------------------------------------------------------ model reading
+    def _read_model(self, model, value_var, compile_kwargs):
+        rv = model.values_to_rvs[value_var]
+        if rv.owner is None or not isinstance(rv.owner.op, PartitionPriorRV):
+            raise PartitionModelError(f"MallowsGibbs: '{rv.name}' is not a partition variable.")
+        if not isinstance(rv.owner.op, CRPRV):
+            raise PartitionModelError(
+                f"MallowsGibbs: partition '{rv.name}' must have a pmp.CRP prior (the Dirichlet "
+                f"process of Meilă & Chen 2010); got {type(rv.owner.op).__name__}.")
+        self.name_z = value_var.name
+        self.N = partition_size(rv)
+        liks = mallows_likelihoods(model, rv)
+        if len(liks) != 1:
+            raise PartitionModelError(
+                f"MallowsGibbs: partition '{rv.name}' must be observed by exactly one "
+                f"pmp.GeneralizedMallows; found {len(liks)}.")
+        lik = liks[0]
+        for other in model.basic_RVs:
+            if other is rv or other is lik:
+                continue
+            if rv in ancestors(other.owner.inputs):
+                raise PartitionModelError(
+                    f"MallowsGibbs: '{other.name}' also depends on partition '{rv.name}'; "
+                    f"the step samples a partition observed by one GeneralizedMallows only.")
+        for pot in model.potentials:
+            if rv in ancestors([pot]):
+                raise PartitionModelError(
+                    f"MallowsGibbs: Potential '{pot.name}' depends on partition '{rv.name}'.")
+        self.lik_name = lik.name
+        orderings, lengths, n, nu, r = generalized_mallows_setup(lik)
+        self.orderings, self.lengths, self.n_items, self.nu, self.r = (
+            orderings, lengths, n, nu, r)
+        self.T = r.shape[0]
+        self.log_new = np.array([lemma1_log_marginal(int(t), n) for t in lengths])
+        log_bt1 = np.full((self.T, n), -np.inf)
+        for j in range(self.T):
+            for v in range(n - j):
+                log_bt1[j, v] = log_beta_tilde(nu * r[j] + v, nu + 2.0, n - 1 - j)
+        self.log_bt1 = log_bt1
+        self.log_prior_norm = np.array([log_beta_tilde(nu * r[j], nu + 1.0, n - 1 - j)
+                                        for j in range(self.T)])
+        alpha = rv.owner.op.dist_params(rv.owner)[0]
+        outs = model.replace_rvs_by_values([alpha])
+        needed = set(ancestors(outs))
+        self._alpha_inputs = [v.name for v in model.value_vars if v in needed]
+        if value_var.name in self._alpha_inputs:
+            raise PartitionModelError(f"MallowsGibbs: the CRP's alpha depends on '{rv.name}'.")
+        kwargs = dict(compile_kwargs or {})
+        kwargs.setdefault("on_unused_input", "ignore")
+        if small_function_mode() is not None:
+            kwargs.setdefault("mode", small_function_mode())
+        fn = model.compile_fn(outs, inputs=[v for v in model.value_vars if v in needed],
+                              point_fn=False, **kwargs)
+        fn.trust_input = True
+        self._alpha_fn = fn
+
+    @staticmethod
+    def competence(var, has_grad=None):
+        model = assigning_model()
+        if model is None or var.owner is None or not isinstance(var.owner.op, PartitionPriorRV):
+            return Competence.INCOMPATIBLE
+        if mallows_likelihoods(model, var):
+            return Competence.IDEAL
+        return Competence.INCOMPATIBLE
+
+    # ------------------------------------------------------------------ chain state
+    def start_chain(self, rng):
+        self._chain = None
+        self._stream = new_stream(rng)
+
+    def _alpha(self, point):
+        value = float(np.asarray(self._alpha_fn(*[point[nm] for nm in self._alpha_inputs])[0]))
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"MallowsGibbs: the CRP's alpha = {value!r} must be positive.")
+        return value
+
+    def _new_chain(self, labels):
+        N, n, T = self.N, self.n_items, self.T
+        labels = canonicalize(np.asarray(labels))
+        K = int(labels.max()) + 1
+        cap = min(N + 1, max(2 * K, 8))
+        ch = {"labels": labels.astype(np.int64).copy()}
+        self._alloc(ch, cap)
+        ch["sizes"][:K] = np.bincount(labels, minlength=K)
+        for i in range(N):
+            mg.add_ranking(ch["counts"], ch["n_at_least"], self.orderings[i],
+                           self.lengths[i], labels[i])
+        free = np.arange(cap - 1, K - 1, -1, dtype=np.int64)
+        ch["free"][: free.size] = free
+        ch["n_free"][0] = free.size
+        w = self.orderings.shape[1]
+        ch["scratch"] = {
+            "log_w": np.empty(N + 2), "cand": np.empty(N + 2, dtype=np.int64),
+            "tree": np.zeros(n + 1, dtype=np.int64),
+            "codes": np.empty(max(w, n), dtype=np.int64),
+            "taken": np.empty(n, dtype=np.bool_), "placed": np.empty(n, dtype=np.bool_),
+            "rest": np.empty(n, dtype=np.int64), "weights": np.empty((n, n)),
+            "proposal": np.empty(n, dtype=np.int64),
+            "proposal_pos": np.empty(n, dtype=np.int64),
+            "alive": np.empty(n, dtype=np.bool_), "colsum": np.empty(n),
+            "sums": np.empty(T, dtype=np.int64), "order": np.arange(N, dtype=np.int64),
+            "status": np.zeros(1, dtype=np.int64),
+        }
+        if not mg.prior_parameters(ch["sizes"], ch["sigma"], ch["pos"], ch["theta"], self.nu,
+                                   self.r, self._stream):
+            raise RuntimeError("MallowsGibbs: a theta draw from the prior failed.")
+        self._chain = ch
+        self._update_parameters(ch)
+        return ch
+
+    def _alloc(self, ch, cap, old=None):
+        n, T = self.n_items, self.T
+        new = {
+            "sizes": np.zeros(cap, dtype=np.int64),
+            "counts": np.zeros((cap, T, n, n), dtype=np.int64),
+            "n_at_least": np.zeros((cap, T), dtype=np.int64),
+            "sigma": np.zeros((cap, n), dtype=np.int64),
+            "pos": np.zeros((cap, n), dtype=np.int64),
+            "theta": np.ones((cap, T)),
+            "free": np.zeros(cap, dtype=np.int64),
+        }
+        if old is not None:
+            c = old["sizes"].shape[0]
+            for key, value in new.items():
+                value[:c] = old[key]
+        ch.update(new)
+        ch.setdefault("n_free", np.zeros(1, dtype=np.int64))
+
+    def _grow(self, ch):
+        old_cap = ch["sizes"].shape[0]
+        cap = min(self.N + 1, 2 * old_cap)
+        old = {k: ch[k] for k in ("sizes", "counts", "n_at_least", "sigma", "pos", "theta",
+                                  "free")}
+        self._alloc(ch, cap, old)
+        nf = int(ch["n_free"][0])
+        added = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
+        ch["free"][nf: nf + added.size] = added
+        ch["n_free"][0] = nf + added.size
+
+    def _update_parameters(self, ch):
+        s = ch["scratch"]
+        return mg.update_parameters(
+            ch["sizes"], ch["counts"], ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"],
+            self.nu, self.r, self.n_gibbs, self.n_slices, self.width, 50, self._stream,
+            s["weights"], s["proposal"], s["proposal_pos"], s["alive"], s["colsum"], s["sums"])
+
+    def _reassign(self, ch, alpha):
+        s = ch["scratch"]
+        order = s["order"]
+        start = 0
+        while True:
+            stop = mg.reassign_items(
+                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
+                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
+                order, start, math.log(alpha), self.log_new, self.nu, self.r, self.log_bt1,
+                self._stream, s["log_w"], s["cand"], s["tree"], s["codes"], s["taken"],
+                s["placed"], s["rest"], s["status"])
+            if stop < 0:
+                break
+            self._grow(ch)
+            start = stop
+        if s["status"][0]:
+            raise RuntimeError("MallowsGibbs: an exact theta draw for a new cluster failed "
+                               f"after {mg.MAX_REJECTIONS} proposals (nu = {self.nu}).")
+
+    # ------------------------------------------------------------------ one iteration
+    def step(self, point):
+        alpha = self._alpha(point)
+        labels = np.asarray(point[self.name_z])
+        ch = self._chain
+        if ch is None or not np.array_equal(labels, ch["canon"]):
+            ch = self._new_chain(labels)
+        self._reassign(ch, alpha)
+        accepted = self._update_parameters(ch)
+        sizes = ch["sizes"]
+        occupied = np.flatnonzero(sizes)
+        K = occupied.size
+        canon = canonicalize(ch["labels"])
+        ch["canon"] = canon
+        # slot of canonical block k: the slot of the first item with canonical label k
+        first = np.zeros(K, dtype=np.int64)
+        first[canon[::-1]] = np.arange(self.N - 1, -1, -1)
+        slots = ch["labels"][first]
+        k_rep = min(K, self.k_max)
+        sigma_out = np.full((self.k_max, self.n_items), -1, dtype=np.int16)
+        theta_out = np.full((self.k_max, self.T), np.nan, dtype=np.float32)
+        sigma_out[:k_rep] = ch["sigma"][slots[:k_rep]]
+        theta_out[:k_rep] = ch["theta"][slots[:k_rep]]
+        block_sizes = sizes[occupied]
+        log_prior = (K * math.log(alpha) + math.lgamma(alpha) - math.lgamma(alpha + self.N)
+                     + float(sum(math.lgamma(m) for m in block_sizes)))
+        s = ch["scratch"]
+        log_lik = mg.explicit_log_likelihood(sizes, ch["counts"], ch["n_at_least"], ch["pos"],
+                                             ch["theta"], self.nu, self.r, self.log_prior_norm,
+                                             s["sums"])
+        new_point = dict(point)
+        new_point[self.name_z] = canon.copy()
+        stats = {
+            "n_clusters": int(K),
+            "largest_cluster_frac": float(block_sizes.max()) / self.N,
+            "log_joint": float(log_prior + log_lik),
+            "sigma_accept": float(accepted) / (K * self.n_gibbs),
+            "mallows_sigma": sigma_out,
+            "mallows_theta": theta_out,
+        }
+        return new_point, [stats]

@@ -1,0 +1,216 @@
+"""GeneralizedMallows observed node and the MallowsGibbs (Slice-Gibbs) sampler (issue 16).
+
+Exactness against enumeration: n = 4 items, N = 6 rankings (full and top-2 mixed);
+the exact posterior over the 203 partitions is the model's own log density (the
+exact marginal of :func:`exact_log_marginal_partition` plus the CRP prior),
+checked first against a direct computation; ``pm.sample`` must assign MallowsGibbs
+by itself and pass the shared harness. A wrong new-cluster weight must fail it
+(negative control). The exact draws the sampler relies on (a new cluster's
+(sigma, theta) from P0(. | pi), theta by rejection) are checked against their laws.
+"""
+
+import math
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import integrate
+from scipy.special import logsumexp
+from scipy.stats import chisquare
+
+import pymc_partitions as pmp
+from pymc_partitions.distributions import mallows as dm
+from pymc_partitions.kernels import mallows as mk
+from pymc_partitions.kernels import mallows_gibbs as mg
+from pymc_partitions.kernels.random import new_stream
+from pymc_partitions.step_methods.target import PartitionModelError
+from tests.helpers import assert_exact, draws_of, exact_posterior, judge, sample
+
+P_MIN = 1e-4
+PAD = dm.PAD
+# Full and top-2 orderings of 4 items: two loose groups (0 < 1 < ... and 3 < 2 < ...).
+ORDERINGS = np.array([
+    [0, 1, 2, 3],
+    [1, 0, 2, 3],
+    [0, 1, PAD, PAD],
+    [3, 2, 1, 0],
+    [2, 3, PAD, PAD],
+    [3, 2, PAD, PAD],
+], dtype=np.int64)
+NU, R = 1.0, 0.6
+
+
+def gm_model(alpha=0.8, orderings=ORDERINGS, nu=NU, r=R):
+    with pm.Model() as model:
+        if alpha == "gamma":
+            alpha = pm.Gamma("alpha", 2.0, 2.0)
+        z = pmp.CRP("z", alpha=alpha, n=orderings.shape[0])
+        pmp.GeneralizedMallows("y", partition=z, nu=nu, r=r, observed=orderings)
+    return model
+
+
+# ------------------------------------------------------------------ the oracle
+def test_model_logp_is_the_exact_marginal_plus_crp():
+    model = gm_model()
+    exact = exact_posterior(model)
+    alpha = 0.8
+    direct = []
+    for labels in exact.partitions:
+        sizes = np.bincount(labels)
+        log_crp = (sizes.size * math.log(alpha) + math.lgamma(alpha)
+                   - math.lgamma(alpha + labels.size) + sum(math.lgamma(m) for m in sizes))
+        direct.append(log_crp + dm.exact_log_marginal_partition(ORDERINGS, labels, NU, R))
+    direct = np.array(direct)
+    np.testing.assert_allclose(exact.p, np.exp(direct - logsumexp(direct)), rtol=1e-9)
+    assert exact.p.max() < 0.5  # not a degenerate target
+
+
+# ------------------------------------------------------------------ exactness
+def test_slice_gibbs_exact_through_pm_sample():
+    model = gm_model()
+    verdict, idata = assert_exact(model, draws=2500, chains=4, seed=11)
+    stats = idata["sample_stats"]
+    assert "mallows_sigma" in stats and "mallows_theta" in stats  # MallowsGibbs assigned
+    sig = np.asarray(stats["mallows_sigma"].values)
+    theta = np.asarray(stats["mallows_theta"].values)
+    assert sig.dtype == np.int16 and theta.dtype == np.float32
+    assert sig.shape[2:] == (6, 4) and theta.shape[2:] == (6, 3)
+    z = draws_of(idata)
+    K = z.max(axis=-1) + 1
+    reported = (sig[..., 0] >= 0).sum(axis=-1)
+    np.testing.assert_array_equal(reported, K)
+    np.testing.assert_array_equal(np.isfinite(theta[..., 0]).sum(axis=-1), K)
+    c, d = np.nonzero(K >= 1)
+    rows = sig[c[:50], d[:50], 0]
+    assert all(sorted(row.tolist()) == [0, 1, 2, 3] for row in rows)
+    assert np.all(theta[np.isfinite(theta)] > 0)
+    print(verdict.row())
+
+
+def test_alpha_free_in_the_same_pm_sample():
+    model = gm_model(alpha="gamma")
+    grids = {"alpha_log__": np.linspace(-9.0, 4.0, 500)}
+    verdict, idata = assert_exact(model, draws=2000, chains=4, seed=5, grids=grids)
+    assert "mallows_sigma" in idata["sample_stats"]
+    print(verdict.row())
+
+
+def test_negative_control_wrong_new_cluster_weight():
+    """A new-cluster weight off by a factor of 3 (alpha (n - t)!/n! times 3) must fail."""
+    model = gm_model()
+    exact = exact_posterior(model)
+    with model:
+        step = pmp.MallowsGibbs([model["z"]])
+    step.log_new = step.log_new + math.log(3.0)
+    idata = sample(model, draws=2500, chains=4, seed=11, step=[step])
+    verdict = judge(exact, draws_of(idata))
+    print(verdict.row())
+    assert not verdict.passed
+
+
+# ------------------------------------------------------------------ the exact draws
+def _codes(ordering, t, sigma):
+    n = len(sigma)
+    pos = np.argsort(sigma)
+    tree = np.zeros(n + 1, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    mk.inversion_codes(ordering, t, pos, tree, out)
+    return out[: min(t, n - 1)]
+
+
+@pytest.mark.parametrize("row", [0, 2])
+def test_new_cluster_sigma_is_the_posterior_given_one_ranking(row):
+    n, nu, r = 4, 1.3, np.array([0.4, 0.9, 0.7])
+    ordering, t = ORDERINGS[row], int((ORDERINGS[row] != PAD).sum())
+    log_bt1 = np.full((3, n), -np.inf)
+    for j in range(3):
+        for v in range(n - j):
+            log_bt1[j, v] = dm.log_beta_tilde(nu * r[j] + v, nu + 2.0, n - 1 - j)
+    perms = dm.all_permutations(n)
+    # exact: p(sigma | pi) proportional to prod_j B~(nu r_j + V_j, nu + 2, n - j)
+    logp = np.array([sum(log_bt1[j, v] for j, v in enumerate(_codes(ordering, t, s)))
+                     for s in perms])
+    p = np.exp(logp - logsumexp(logp))
+    stream = new_stream(3)
+    sigma, pos = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    theta = np.empty(3)
+    taken, placed = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_)
+    rest = np.empty(n, dtype=np.int64)
+    index = {tuple(s): k for k, s in enumerate(perms.tolist())}
+    counts = np.zeros(len(perms))
+    draws = 24000
+    for _ in range(draws):
+        assert mg.new_cluster_draw(ordering, t, nu, r, log_bt1, stream, sigma, pos, theta,
+                                   taken, placed, rest)
+        counts[index[tuple(sigma.tolist())]] += 1
+        np.testing.assert_array_equal(pos[sigma], np.arange(n))
+    assert chisquare(counts, draws * p).pvalue > P_MIN
+
+
+@pytest.mark.parametrize("a,c,m", [(0.6, 2.0, 3), (2.5, 1.0, 2), (0.3, 4.0, 1)])
+def test_theta_exact_draw_and_slice_match_the_density(a, c, m):
+    def density(th):
+        return math.exp(mg.log_theta_density(th, a, c, m))
+
+    norm = integrate.quad(density, 0, np.inf)[0]
+    mean = integrate.quad(lambda th: th * density(th), 0, np.inf)[0] / norm
+    cdf_at = np.array([integrate.quad(density, 0, x)[0] / norm for x in (0.3, 1.0, 2.5)])
+    stream = new_stream(7)
+    draws = np.array([mg.theta_exact_draw(a, c, m, stream) for _ in range(20000)])
+    assert np.all(draws > 0)
+    se = draws.std() / math.sqrt(draws.size)
+    assert abs(draws.mean() - mean) < 5 * se
+    emp = np.array([(draws < x).mean() for x in (0.3, 1.0, 2.5)])
+    assert np.all(np.abs(emp - cdf_at) < 5 * np.sqrt(cdf_at * (1 - cdf_at) / draws.size))
+    # slice updates leave the law invariant: start from exact draws, one update each
+    moved = np.array([mg.theta_slice(th, a, c, m, 1.0, 50, stream) for th in draws[:8000]])
+    emp = np.array([(moved < x).mean() for x in (0.3, 1.0, 2.5)])
+    assert np.all(np.abs(emp - cdf_at) < 5 * np.sqrt(cdf_at * (1 - cdf_at) / moved.size))
+
+
+# ------------------------------------------------------------------ assignment and refusals
+def test_gibbs_refuses_a_generalized_mallows_partition():
+    model = gm_model()
+    with model, pytest.raises(PartitionModelError, match="MallowsGibbs"):
+        pmp.Gibbs([model["z"]])
+
+
+def test_constant_nu_and_r_required():
+    with pm.Model():
+        nu = pm.Gamma("nu", 2.0, 1.0)
+        z = pmp.CRP("z", alpha=1.0, n=6)
+        with pytest.raises(ValueError, match="'nu' must be a constant"):
+            pmp.GeneralizedMallows("y", partition=z, nu=nu, r=R, observed=ORDERINGS)
+        r = pm.HalfNormal("r", 1.0)
+        with pytest.raises(ValueError, match="'r' must be a constant"):
+            pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=r, observed=ORDERINGS)
+
+
+def test_logp_beyond_seven_items_is_a_clear_error():
+    rng = np.random.default_rng(0)
+    orderings = np.array([rng.permutation(8) for _ in range(3)])
+    model = gm_model(orderings=orderings)
+    fn = model.compile_logp(vars=[model["y"]])
+    with pytest.raises(ValueError, match=r"n <= 7 items only.*n = 8 \(40320 permutations\)"):
+        fn({"z": np.zeros(3, dtype=np.int64)})
+
+
+def test_sampler_runs_beyond_seven_items():
+    rng = np.random.default_rng(1)
+    orderings = np.full((30, 9), PAD, dtype=np.int64)
+    for i in range(30):
+        orderings[i, : 3 + i % 5] = rng.permutation(9)[: 3 + i % 5]
+    model = gm_model(orderings=orderings)
+    idata = sample(model, draws=30, chains=1, tune=5, seed=2)
+    assert idata["sample_stats"]["mallows_theta"].shape[-1] == 7  # T = longest t = 7
+
+
+def test_method_option():
+    model = gm_model()
+    with model:
+        with pytest.raises(NotImplementedError, match="Beta-Gibbs"):
+            pmp.MallowsGibbs([model["z"]], method="beta")
+        with pytest.raises(ValueError, match="'method'"):
+            pmp.MallowsGibbs([model["z"]], method="nope")
+        with pytest.raises((ValueError, TypeError), match="n_gibbs"):
+            pmp.MallowsGibbs([model["z"]], n_gibbs=0)
