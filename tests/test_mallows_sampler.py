@@ -214,3 +214,19 @@ def test_method_option():
             pmp.MallowsGibbs([model["z"]], method="nope")
         with pytest.raises((ValueError, TypeError), match="n_gibbs"):
             pmp.MallowsGibbs([model["z"]], n_gibbs=0)
+
+
+def test_hyperslice_updates_alpha_of_a_mallows_partition():
+    """A non-Gamma concentration goes to HyperSlice, which skips the GM term (it does
+    not read alpha) instead of refusing the model."""
+    from pymc.sampling.mcmc import assign_step_methods
+
+    with pm.Model() as model:
+        alpha = pm.Exponential("alpha", 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=ORDERINGS.shape[0])
+        pmp.GeneralizedMallows("y", partition=z, nu=NU, r=R, observed=ORDERINGS)
+    _, selected = assign_step_methods(model)
+    names = {cls.__name__ for cls in selected}
+    assert names == {"MallowsGibbs", "HyperSlice"}
+    idata = sample(model, draws=50, chains=1, tune=10, seed=3)
+    assert np.all(idata["posterior"]["alpha"].values > 0)
