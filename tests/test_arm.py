@@ -7,7 +7,7 @@ from collections import defaultdict
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import KernelChain, assert_exact, binary_data, exact_posterior, judge, kernel_draws
+from helpers import assert_exact, binary_data, gibbs_move, kernel_draws
 from scipy.special import betaln, gammaln, logsumexp
 
 import pymc_partitions as pmp
@@ -210,7 +210,7 @@ def test_unique_paths_and_exact_transition_probabilities(variant):
             assert log_rev == pytest.approx(expected, rel=1e-10, abs=1e-10)
         for key in range(10):
             state, stats = kernel.state(z)
-            outcome, log_fwd, log_rev, log_ratio, moves = arm.arm_entry(
+            outcome, log_fwd, log_rev, _, moves = arm.arm_entry(
                 state, kernel.prior, kernel.params, stats, kernel.data, i, j, za, zb, order,
                 code, key, kernel.scr, kernel.log_w)
             seen["block moves"] += moves
@@ -232,10 +232,21 @@ def test_unique_paths_and_exact_transition_probabilities(variant):
 # ----------------------------------------------------------------------------------
 
 
-def bernoulli_model(seed=6):
+def exact_model(kind):
+    """Beta-Bernoulli data on the CRP or on a fixed number of blocks (whose partial
+    partitions give -inf weights: abandoned proposals), or an IRM network (a
+    relational component) on the CRP."""
     with pm.Model() as model:
-        z = pmp.CRP("z", alpha=ALPHA, n=N)
-        pmp.CollapsedBetaBernoulli("y", partition=z, a=A, b=B, observed=binary_data(N, D, seed))
+        if kind == "fixed_blocks":
+            z = pmp.FixedBlocks("z", n=N, k=3)
+        else:
+            z = pmp.CRP("z", alpha=ALPHA, n=N)
+        if kind == "irm":
+            upper = np.triu(np.random.default_rng(1).random((N, N)) < 0.5, 1)
+            pmp.IRM("A", partition=z, a=0.7, b=1.3, observed=(upper | upper.T).astype(float))
+        else:
+            pmp.CollapsedBetaBernoulli("y", partition=z, a=A, b=B,
+                                       observed=binary_data(N, D, 6))
     return model
 
 
@@ -267,16 +278,19 @@ def arm_move(variant, n_updates, n_gibbs=0):
                           i, j, za, zb, rng.permutation(n).astype(np.int64), code,
                           int(rng.integers(2**62)), scratch["scr"], chain.log_w)
         if n_gibbs:
-            from helpers import gibbs_move
             gibbs_move(rng, chain)
 
     return move
 
 
-@pytest.mark.parametrize("variant, n_updates, n_gibbs",
-                         [("arm", 3, 0), ("srm", 3, 0), ("arm", 1, 1)],
-                         ids=["arm-alone", "srm-alone", "arm-gibbs"])
-def test_exact(variant, n_updates, n_gibbs):
-    model = bernoulli_model()
+@pytest.mark.parametrize(
+    "kind, variant, n_updates, n_gibbs",
+    [("bernoulli", "arm", 3, 0), ("bernoulli", "srm", 3, 0), ("bernoulli", "arm", 1, 1),
+     ("irm", "arm", 3, 0), ("fixed_blocks", "arm", 2, 1)],
+    ids=["arm-alone", "srm-alone", "arm-gibbs", "irm-arm-alone", "fixed-blocks-arm-gibbs"],
+)
+def test_exact(kind, variant, n_updates, n_gibbs):
+    model = exact_model(kind)
+    start = np.arange(N) % 3 if kind == "fixed_blocks" else None
     assert_exact(model, sampler=lambda: kernel_draws(
-        model, arm_move(variant, n_updates, n_gibbs), 2500, seed=7))
+        model, arm_move(variant, n_updates, n_gibbs), 2500, seed=7, start=start))

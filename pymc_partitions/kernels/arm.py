@@ -159,7 +159,7 @@ def new_scratch(n):
     return ArmScratch(**fields)
 
 
-@primitive
+@routine
 def restore(state, params, stats, data, goal, slot_map):
     """Make the state's partition equal to that of the slot labels ``goal`` (items
     may be unassigned): items whose slot differs from their goal are taken out,
@@ -183,6 +183,14 @@ def restore(state, params, stats, data, goal, slot_map):
                 k = open_new_block(state, params, stats)
                 slot_map[g] = k
             put_in(state, params, stats, data, h, k)
+
+
+@routine
+def block_gibbs(state, prior_params, params, stats, data, items, cand, force, u, log_w):
+    """``sweep_{C,I}`` (eqs. 5-6) of the items C over the candidate slots ``cand``
+    (-1: a new block): :func:`.sweep_block.sweep_block`, compiled once for both of
+    the construction's loops."""
+    return sweep_block(state, prior_params, params, stats, data, items, cand, force, u, log_w)
 
 
 @primitive
@@ -356,11 +364,11 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, srm
             force = forced_index(labels, target, target_slot, o_rep, x, cand, n_cand)
             if force < 0:
                 return UNREACHABLE, -np.inf, n_block_moves
-        chosen, log_p, k = sweep_block(state, prior_params, params, stats, data, items,
+        chosen, log_p, k = block_gibbs(state, prior_params, params, stats, data, items,
                                        cand[:n_cand], force, counter_uniform(key, x), log_w)
         if chosen == NO_CHOICE:
             return (UNREACHABLE if forced else ABANDONED), -np.inf, n_block_moves
-        if log_p != log_p:
+        if np.isnan(log_p):
             return NAN, log_p, n_block_moves
         log_t += log_p
         if csize[b] > 1:
@@ -401,12 +409,12 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, srm
                 return UNREACHABLE, -np.inf, n_block_moves
         k_before = labels[h]
         # Line 18 (line 11 for items of S).
-        chosen, log_p, k = sweep_block(state, prior_params, params, stats, data,
-                                       order[p:p + 1],
-                                       cand[:n_cand], force, counter_uniform(key, h), log_w)
+        chosen, log_p, k = block_gibbs(state, prior_params, params, stats, data,
+                                       order[p:p + 1], cand[:n_cand], force,
+                                       counter_uniform(key, h), log_w)
         if chosen == NO_CHOICE:
             return (UNREACHABLE if forced else ABANDONED), -np.inf, n_block_moves
-        if log_p != log_p:
+        if np.isnan(log_p):
             return NAN, log_p, n_block_moves
         log_t += log_p
         if b < 0 and k != k_before:
@@ -456,9 +464,12 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     zsave, zstar = scr.zsave, scr.zstar
     for h in range(n):
         zsave[h] = labels[h]
+    # The two modes as run-time booleans: literal True/False arguments would compile
+    # ``construct`` once for each.
+    sampled, forced = i < 0, i >= 0
     log_before = log_joint(state, prior_params, params, stats)
     status, log_fwd, n_moves = construct(state, prior_params, params, stats, data, i, j, za,
-                                         zb, order, srm, key, False, zsave, scr, log_w)
+                                         zb, order, srm, key, sampled, zsave, scr, log_w)
     if status != BUILT:
         restore(state, params, stats, data, zsave, scr.slot_map)
         if status == NAN:
@@ -469,7 +480,7 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
         zstar[h] = labels[h]
     # The reverse: the construction from z*, forced toward z.
     status, log_rev, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
-                                   order, srm, key, True, zsave, scr, log_w)
+                                   order, srm, key, forced, zsave, scr, log_w)
     if status == NAN:
         restore(state, params, stats, data, zsave, scr.slot_map)
         return FAILED, log_fwd, log_rev, np.nan, n_moves
@@ -481,7 +492,7 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
         restore(state, params, stats, data, zstar, scr.slot_map)
         return (SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_fwd, log_rev, log_ratio, n_moves
     restore(state, params, stats, data, zsave, scr.slot_map)
-    return (rejected if log_ratio == log_ratio else FAILED), log_fwd, log_rev, log_ratio, n_moves
+    return (FAILED if np.isnan(log_ratio) else rejected), log_fwd, log_rev, log_ratio, n_moves
 
 
 @entry
