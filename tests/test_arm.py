@@ -257,26 +257,23 @@ POOL = np.array([pmp.canonicalize(np.array(p)) for p in
                   [0, 0, 0, 0, 0, 0], [0, 1, 2, 3, 4, 5], [0, 0, 1, 0, 1, 2])])
 
 
-def arm_move(variant, n_updates, n_gibbs=0):
+def arm_move(variant, n_updates, n_gibbs, relabel, counts):
+    """ARM updates through ``arm.arm_iteration``: z^a != z^b drawn from ``POOL``,
+    then (i, j), the item order and the key from the chain's kernel stream."""
     code = VARIANTS[variant]
     scratch = {}
 
     def move(rng, chain):
-        n = chain.n
         if "scr" not in scratch:
-            scratch["scr"] = arm.new_scratch(n)
+            scratch["scr"] = arm.new_scratch(chain.n)
+            scratch["order"] = np.arange(chain.n, dtype=np.int64)
         for _ in range(n_updates):
-            while True:
-                a, b = rng.choice(len(POOL), 2, replace=False)
-                za, zb = POOL[a], POOL[b]
-                pairs = [(i, j) for i in range(n) for j in range(n)
-                         if i != j and (za[i] == za[j]) != (zb[i] == zb[j])]
-                if pairs:
-                    break
-            i, j = pairs[rng.integers(len(pairs))]
-            arm.arm_entry(chain.state, chain.prior, chain.params, chain.stats, chain.data,
-                          i, j, za, zb, rng.permutation(n).astype(np.int64), code,
-                          int(rng.integers(2**62)), scratch["scr"], chain.log_w)
+            a, b = rng.choice(len(POOL), 2, replace=False)
+            outcome = arm.arm_iteration(chain.stream, chain.state, chain.prior, chain.params,
+                                        chain.stats, chain.data, POOL[a], POOL[b], code,
+                                        relabel, scratch["order"], scratch["scr"],
+                                        chain.log_w, counts)
+            assert outcome < arm.FAILED
         if n_gibbs:
             gibbs_move(rng, chain)
 
@@ -292,5 +289,13 @@ def arm_move(variant, n_updates, n_gibbs=0):
 def test_exact(kind, variant, n_updates, n_gibbs):
     model = exact_model(kind)
     start = np.arange(N) % 3 if kind == "fixed_blocks" else None
+    counts = np.zeros(5, dtype=np.int64)
+    relabel = n_gibbs == 0  # the paper's random relabelling, or the fixed order 0..n-1
     assert_exact(model, sampler=lambda: kernel_draws(
-        model, arm_move(variant, n_updates, n_gibbs), 2500, seed=7, start=start))
+        model, arm_move(variant, n_updates, n_gibbs, relabel, counts), 2500, seed=7,
+        start=start))
+    print("split rejected/accepted, merge rejected/accepted, block moves:", counts)
+    assert counts[:4].sum() == 4 * 2500 * n_updates
+    assert counts[arm.SPLIT_ACCEPTED] > 0 and counts[arm.MERGE_ACCEPTED] > 0
+    if variant == "arm":
+        assert counts[4] > 0

@@ -99,7 +99,7 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.bookkeeping import log_joint, move_item, open_new_block
 from pymc_partitions.kernels.errors import NAN_SPLIT_MERGE_MESSAGE
-from pymc_partitions.kernels.random import counter_uniform
+from pymc_partitions.kernels.random import bounded, counter_uniform, random_key, shuffle
 from pymc_partitions.kernels.reassign import put_in, take_out
 from pymc_partitions.kernels.state import NO_CHOICE
 from pymc_partitions.kernels.sweep_block import sweep_block
@@ -531,3 +531,70 @@ def proposal_entry(state, prior_params, params, stats, data, i, j, za, zb, order
     if status != BUILT:
         restore(state, params, stats, data, scr.zsave, scr.slot_map)
     return status, log_t
+
+
+@primitive
+def disagree(za, zb, i, j):
+    """Whether z^a and z^b disagree on whether i and j share a block."""
+    return (za[i] == za[j]) != (zb[i] == zb[j])
+
+
+@primitive
+def draw_pair(stream, za, zb, srm):
+    """(i, j): for ARM uniformly among the ordered pairs i != j on which z^a and z^b
+    disagree (§2.4), for sRM uniformly among all pairs; (-1, -1) if there is none.
+
+    Rejection from uniform pairs, at most 4n tries (O(n) expected when the
+    partitions disagree on a share of about 1/n of the pairs or more), then
+    enumeration of the disagreeing pairs, O(n^2). Either stage's result is uniform
+    on the disagreeing pairs, so the mixture is."""
+    n = za.shape[0]
+    for _ in range(4 * n):
+        i = bounded(stream, n)
+        j = bounded(stream, n - 1)
+        if j >= i:
+            j += 1
+        if srm or disagree(za, zb, i, j):
+            return i, j
+    count = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            if disagree(za, zb, i, j):
+                count += 1
+    if count == 0:
+        return -1, -1
+    r = bounded(stream, count)
+    swap = bounded(stream, 2) == 1
+    for i in range(n):
+        for j in range(i + 1, n):
+            if disagree(za, zb, i, j):
+                if r == 0:
+                    return (j, i) if swap else (i, j)
+                r -= 1
+    return -1, -1
+
+
+@entry
+def arm_iteration(stream, state, prior_params, params, stats, data, za, zb, variant, relabel,
+                  order, scr, log_w, counts):
+    """One ARM (or sRM) update given the background partitions z^a, z^b, drawing
+    from ``stream`` (§2.4): the pair (i, j) (:func:`draw_pair`), the item order (a
+    fresh uniformly random permutation of ``order`` when ``relabel``, the paper's
+    random relabelling; else ``order`` as it is, e.g. 0..n-1) and the update's key.
+
+    counts : (5,) int64, incremented at the update's outcome (``SPLIT_REJECTED`` ...
+    ``MERGE_ACCEPTED``) and, at index 4, by its number of block moves.
+    Returns the outcome (``FAILED``: a NaN, the state restored; ``INVALID``: z^a and
+    z^b do not disagree on any pair, nothing done).
+    """
+    i, j = draw_pair(stream, za, zb, variant == SRM)
+    if i < 0:
+        return INVALID
+    if relabel:
+        shuffle(stream, order, order.shape[0])
+    outcome, _, _, _, n_moves = arm_update(state, prior_params, params, stats, data, i, j, za,
+                                           zb, order, variant, random_key(stream), scr, log_w)
+    if outcome < FAILED:
+        counts[outcome] += 1
+        counts[4] += n_moves
+    return outcome
