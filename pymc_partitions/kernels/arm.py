@@ -122,7 +122,6 @@ INVALID_MESSAGE = (
 class ArmScratch(NamedTuple):
     """Scratch of one ARM update; every field (n,) int64 except ``cand`` (n + 1,).
 
-    rank : position of each item in ``order``
     cblock : the block of c (restricted to S) of each item of S, -1 outside S
     crep, csize, cstart : first element, size and offset into ``citems`` of each
         block of c
@@ -136,7 +135,6 @@ class ArmScratch(NamedTuple):
     slot_map : per goal label, its slot while a partition is restored
     """
 
-    rank: np.ndarray
     cblock: np.ndarray
     crep: np.ndarray
     csize: np.ndarray
@@ -238,7 +236,6 @@ def refine(labels, i, j, ki, kj, za, zb, order, srm, scr):
     m = 0
     for p in range(n):
         h = order[p]
-        scr.rank[h] = p
         cblock[h] = -1
         kh = labels[h]
         if kh != ki and kh != kj:
