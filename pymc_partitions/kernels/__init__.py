@@ -6,7 +6,8 @@
 - moves, one per module: :mod:`.gibbs` (Neal 2000, Alg. 3),
   :mod:`.split_merge` (Jain & Neal 2004, restricted Gibbs split-merge) and
   :mod:`.sweep_block` (Herlau et al. 2016, eqs. 5-6), the block primitive later
-  moves are built from;
+  moves are built from, and :mod:`.arm` (Herlau et al. 2016, Algorithms 2-3:
+  adaptive reconfiguration moves and their simplified form, sRM);
 - :mod:`.tempering`: any (component, prior) pair raised to 1/t, a dispatch
   wrapper (the targets of population samplers on a temperature ladder);
 - :mod:`.random`: explicit 64-bit random streams (one per chain, from a
@@ -19,7 +20,7 @@ to a component and a prior from the types of their params records and caches the
 result on disk.
 """
 
-from pymc_partitions.kernels import gibbs, split_merge, sweep_block, tempering
+from pymc_partitions.kernels import arm, gibbs, split_merge, sweep_block, tempering
 from pymc_partitions.kernels.bookkeeping import (
     assign_labels,
     log_joint,
@@ -31,6 +32,7 @@ from pymc_partitions.kernels.state import PartitionState, canonical_labels, new_
 
 __all__ = [
     "PartitionState",
+    "arm",
     "assign_labels",
     "canonical_labels",
     "gibbs",
