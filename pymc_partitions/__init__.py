@@ -59,6 +59,7 @@ from pymc_partitions.distributions import (
 )
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
+    ARM,
     CoupledGibbs,
     EscobarWest,
     Gibbs,
@@ -103,6 +104,7 @@ __all__ = [
     "IRM",
     "KMeansEnergy",
     # step methods
+    "ARM",
     "CoupledGibbs",
     "EscobarWest",
     "Gibbs",

@@ -9,6 +9,7 @@ variables read only by partition priors and collapsed likelihoods.
 """
 
 from pymc_partitions.kernels.errors import ImpossibleConditionalError
+from pymc_partitions.step_methods.arm import ARM
 from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.gibbs import Gibbs
@@ -19,6 +20,7 @@ from pymc_partitions.step_methods.split_merge import SplitMerge
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
 __all__ = [
+    "ARM",
     "CoupledGibbs",
     "EscobarWest",
     "Gibbs",

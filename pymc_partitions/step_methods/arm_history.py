@@ -26,9 +26,8 @@ Choices made here (the paper leaves them open):
 2. **Uniform over valid pairs.** One state uniformly from chain s's own window, one
    uniformly from all chains' windows; the pair redrawn while the two partitions are
    equal, at most :data:`MAX_TRIES` times (then no move this iteration: the window
-   holds one partition, or nearly). (i, j) uniform over the disagreeing pairs,
-   drawn in O(n) from the contingency of z^a and z^b (item i with probability
-   proportional to its number of disagreeing partners, then one partner uniformly).
+   holds one partition, or nearly). (i, j) is then drawn by the kernel uniformly
+   over the pairs on which the two disagree (:func:`~..kernels.arm.draw_pair`).
 3. **Diminishing adaptation** (§2.3; Roberts & Rosenthal 2009, eq. 1.1): the window
    holds S (t − ⌊t/2⌋) states, so one more iteration changes the distribution of the
    background information, and hence the transition kernel, by O(1/t) in total
@@ -105,9 +104,10 @@ class History:
         return sum(r.nbytes for r in self._records)
 
     def draw(self, stream):
-        """``(za, zb, i, j)`` (two (n,) int64 label arrays with ``za[i] == za[j]`` and
-        ``zb[i] != zb[j]``, and two distinct items), or None when no two different
-        partitions could be drawn. Randomness from the chain's kernel ``stream``."""
+        """``(za, zb)``, two different partitions ((n,) int64 canonical labels), one of
+        them this chain's, or None when no two different partitions could be drawn.
+        Randomness from the chain's kernel ``stream``. The pair (i, j) on which they
+        disagree is the kernel's draw (:func:`~pymc_partitions.kernels.arm.draw_pair`)."""
         records = self._records
         n_own = len(records) - 1  # this chain's window less its current state
         if n_own < 1:
@@ -122,35 +122,6 @@ class History:
                 break
         else:
             return None
-        # One of the two is this chain's; which is z^a is fixed by (i, j) below.
-        za = own.astype(np.int64)
-        zb = other.astype(np.int64)
-        i, j = draw_disagreeing_pair(za, zb, stream)
-        if za[i] != za[j]:
-            za, zb = zb, za
-        return za, zb, i, j
-
-
-def draw_disagreeing_pair(za, zb, stream):
-    """A pair (i, j), uniform over the ordered pairs on which two partitions disagree
-    (:math:`\\delta_{z^a_i z^a_j} \\ne \\delta_{z^b_i z^b_j}`), in O(n).
-
-    Item i has :math:`d_i = |A_i| + |B_i| - 2 |A_i \\cap B_i|` disagreeing partners (A_i,
-    B_i its blocks in z^a and z^b): i is drawn with probability d_i / Σ d, then j
-    uniformly among its partners. ``za``, ``zb``: (n,) int64 canonical labels; the
-    partitions must differ."""
-    ka, kb = int(za.max()) + 1, int(zb.max()) + 1
-    size_a = np.bincount(za, minlength=ka)
-    size_b = np.bincount(zb, minlength=kb)
-    cell = za * kb + zb
-    both = np.bincount(cell, minlength=ka * kb)
-    d = size_a[za] + size_b[zb] - 2 * both[cell]
-    cumulative = np.cumsum(d)
-    total = int(cumulative[-1])
-    if total == 0:
-        raise ValueError("draw_disagreeing_pair: the two partitions are equal.")
-    i = int(np.searchsorted(cumulative, bounded(stream, total), side="right"))
-    partners = np.flatnonzero((za == za[i]) != (zb == zb[i]))
-    j = int(partners[bounded(stream, len(partners))])
-    assert j != i and len(partners) == d[i]
-    return i, j
+        # z^a and z^b enter ARM only through their common refinement with z, so their
+        # order does not matter (kernels/arm.py, choice 5).
+        return own.astype(np.int64), other.astype(np.int64)

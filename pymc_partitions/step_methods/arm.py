@@ -1,0 +1,179 @@
+"""``pmp.ARM``: Adaptive Reconfiguration Moves, a population step across PyMC's chains."""
+
+import time
+
+import numpy as np
+
+from pymc_partitions.distributions.validation import integer_arg
+from pymc_partitions.kernels import arm, gibbs
+from pymc_partitions.step_methods.arm_history import History
+from pymc_partitions.step_methods.population import PopulationStep
+
+VARIANTS = {"arm": arm.ARM, "srm": arm.SRM}
+#: Variants of the paper's ablations (§3.6) not built yet.
+PLANNED_VARIANTS = ("sarm", "bsm")
+
+
+class ARM(PopulationStep):
+    r"""Adaptive Reconfiguration Moves across PyMC's chains.
+
+    Herlau, Mørup, Schmidt & Teh, *Adaptive Reconfiguration Moves for MCMC inference
+    in Dirichlet Process Mixtures*, Algorithm 3 (kernel:
+    :mod:`pymc_partitions.kernels.arm`). Each iteration of each chain:
+
+    1. **Background information** (§2.4, :mod:`.arm_history`): two different earlier
+       partitions z^a, z^b, one from this chain's states at iterations ⌊t/2⌋ … t − 1,
+       one from any chain's states at ⌊t/2⌋ … t (the S chains of ``pm.sample`` are
+       the paper's S parallel chains: every chain sees the others' previous-iteration
+       points); then (i, j) uniformly among the pairs on which z^a and z^b disagree.
+    2. **One ARM update** (Algorithm 3): the blocks of the coarsest common refinement
+       c = z^a ∨ z^b ∨ z inside z_i ∪ z_j are moved as wholes (earmarked by their
+       first element), the other items join or stay under the uniqueness constraint
+       (eq. 17), every choice a restricted Gibbs move (eqs. 5–6), so the path to z*
+       is unique and T(z*|z) is the product of its moves; accepted with probability
+       min{1, q(z*) T(z|z*) / (q(z) T(z*|z))} (eq. 8), q the collapsed joint. Candidate
+       lists by block size descending, then first element ascending, in a fresh
+       random relabelling of the items (``relabel=True``, §2.4).
+    3. **Gibbs sweeps** (§3): ``n_gibbs_sweeps`` full sweeps (Neal 2000, Alg. 3).
+
+    The move is exact for every collapsed likelihood and partition prior of the
+    library, and hyperparameters may be updated by other steps in the same
+    ``pm.sample`` call (EscobarWest / HyperSlice by default, NUTS by ``step=``).
+
+    **Adaptation** (§2.3). ARM is adaptive MCMC: given its background information each
+    update is an exact Metropolis–Hastings move; the background is drawn from a window
+    of S (t − ⌊t/2⌋) past states that grows with t, so the distribution it is drawn
+    from, and the transition kernel with it, changes by O(1/t) per iteration. That is
+    the diminishing-adaptation condition of Roberts & Rosenthal (2009, eq. 1.1); with
+    the state space finite, containment holds, and the chain converges to the
+    posterior. The current state of a chain is never its own background (the move
+    would not be reversible with the same background). ``max_window=M`` bounds the
+    history's memory (S M n label bytes) but stops the window growing: past
+    t = 2M the kernel changes by O(1/M) per iteration and the argument no longer
+    applies (each update is still an exact MH move given its background).
+
+    Parameters
+    ----------
+    vars : list
+        The partition variable (one per step).
+    variant : {"arm", "srm"}, default "arm"
+        ``"srm"``: Algorithm 2 (simplified reconfiguration moves: no blocks, no
+        history; (i, j) uniform over all pairs). The paper's other ablations,
+        ``"sarm"`` and ``"bsm"`` (§3.6), are not built yet and are refused.
+    n_gibbs_sweeps : int, default 1
+        Full Gibbs sweeps after each update (0: none; ARM updates alone are not
+        irreducible in general).
+    relabel : bool, default True
+        A fresh random item order for each update's candidate lists (§2.4); False:
+        item order 0..n-1.
+    max_window : int or None, default None
+        Cap on the iterations of history kept (see Adaptation).
+    model, rng, initial_point, compile_kwargs, blocked
+        As for PyMC's own steps.
+
+    Chains: ``"arm"`` needs at least 2 (``pm.sample(chains=S)``; the paper uses
+    S = 8); ``"srm"`` runs with any number. In the first iteration no chain has a past
+    state: there is no ARM update (the Gibbs sweeps run), and none while a chain's
+    window holds a single partition (``no_background``).
+
+    Sampler statistics
+    ------------------
+    n_clusters, largest_cluster_frac, log_joint : as for :class:`~.Gibbs`
+    split_proposed, split_accepted, merge_proposed, merge_accepted : int
+        This iteration's update, by kind (0 or 1 each).
+    block_moves : int
+        Blocks of c of two or more items moved as wholes by the update (lines 5–8).
+    no_background : bool
+        No two different partitions could be drawn: no update this iteration.
+    arm_seconds, gibbs_seconds : float
+        Wall time of the update and of the Gibbs sweeps: "standardized iterations"
+        (§3.4, iterations in units of a Gibbs sweep's time) are
+        ``(arm_seconds + gibbs_seconds).sum() / (gibbs_seconds.sum() / n_gibbs_sweeps)``.
+    """
+
+    name = "partition_arm"
+    move_description = "an ARM update or its Gibbs sweeps"
+    stats_dtypes_shapes = {
+        **PopulationStep.stats_dtypes_shapes,
+        "split_proposed": (np.int64, []),
+        "split_accepted": (np.int64, []),
+        "merge_proposed": (np.int64, []),
+        "merge_accepted": (np.int64, []),
+        "block_moves": (np.int64, []),
+        "no_background": (bool, []),
+        "arm_seconds": (np.float64, []),
+        "gibbs_seconds": (np.float64, []),
+    }
+
+    def __init__(self, vars, variant="arm", n_gibbs_sweeps=1, relabel=True, max_window=None,
+                 **kwargs):
+        if variant in PLANNED_VARIANTS:
+            raise NotImplementedError(
+                f"ARM: variant={variant!r} (the paper's §3.6 ablation) is not built yet; "
+                f"use 'arm' or 'srm'."
+            )
+        if not isinstance(variant, str) or variant not in VARIANTS:
+            raise ValueError(f"ARM: 'variant' must be one of {tuple(VARIANTS)}, got {variant!r}.")
+        self.variant = variant
+        self.n_gibbs_sweeps = integer_arg("n_gibbs_sweeps", n_gibbs_sweeps, "ARM", minimum=0)
+        if not isinstance(relabel, bool | np.bool_):
+            raise TypeError(f"ARM: 'relabel' must be True or False, got {relabel!r}.")
+        self.relabel = bool(relabel)
+        self.max_window = (None if max_window is None
+                           else integer_arg("max_window", max_window, "ARM", minimum=2))
+        self.min_chains = 1 if variant == "srm" else 2
+        super().__init__(vars, **kwargs)
+        if self.target.n < 2:
+            raise ValueError(f"ARM: partition '{self.target.name}' has n = {self.target.n} "
+                             f"item; an ARM update needs at least two items (use pmp.Gibbs).")
+
+    def start_chain(self, rng):
+        super().start_chain(rng)
+        n = self.target.n
+        self._history = None  # made at the first move, when this chain's index is known
+        self._scratch = arm.new_scratch(n)
+        self._order = np.arange(n, dtype=np.int64)
+        self._counts = np.zeros(5, dtype=np.int64)
+
+    def move(self, stream, chain, prior_params, params, stats, data):
+        n = self.target.n
+        counts = self._counts
+        counts[:] = 0
+        background = None
+        start = time.perf_counter()
+        if self.variant == "srm":
+            background = (chain.labels, chain.labels)  # unused by Algorithm 2
+        else:
+            if self._history is None:
+                self._history = History(n, self.this_chain, self.max_window)
+            self._history.record(self.population_labels())
+            background = self._history.draw(stream)
+        if background is not None:
+            outcome = arm.arm_iteration(
+                stream, chain.state, prior_params, params, stats, data, background[0],
+                background[1], VARIANTS[self.variant], self.relabel, self._order,
+                self._scratch, chain.log_w, counts,
+            )
+            if outcome == arm.FAILED:
+                raise FloatingPointError(
+                    f"ARM: an update of partition '{self.target.name}' met a NaN probability "
+                    f"or log joint (hyperparameter values {chain.hyper_values}); the "
+                    f"likelihood's hyperparameters are probably outside their support."
+                )
+        arm_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        failed = gibbs.run_sweeps(stream, self.n_gibbs_sweeps, chain.state, prior_params,
+                                  params, stats, data, chain.log_w, chain.order)
+        gibbs_seconds = time.perf_counter() - start
+        split_rejected, split_accepted, merge_rejected, merge_accepted, block_moves = (
+            int(c) for c in counts)
+        return failed, {
+            "split_proposed": split_rejected + split_accepted,
+            "split_accepted": split_accepted,
+            "merge_proposed": merge_rejected + merge_accepted,
+            "merge_accepted": merge_accepted,
+            "block_moves": block_moves,
+            "no_background": background is None,
+            "arm_seconds": arm_seconds,
+            "gibbs_seconds": gibbs_seconds,
+        }

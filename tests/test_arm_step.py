@@ -1,0 +1,108 @@
+"""``pmp.ARM`` (Herlau et al. 2016) through ``pm.sample``: a population step whose
+background information comes from the chains' own history, exact against the
+enumerated posterior (with the adaptive history running, alone and with Gibbs
+sweeps, with alpha sampled by NUTS in the same call), ``cores=1`` equal to
+``cores=2``, its statistics and its refusals. The kernel's unique paths and exact
+T are ``tests/test_arm.py``'s."""
+
+import numpy as np
+import pymc as pm
+import pytest
+from helpers import assert_exact, binary_data, sample, two_groups
+
+import pymc_partitions as pmp
+from pymc_partitions.compat import posterior_dataset
+
+N = 6
+# Dispersed starts: ARM alone moves only where two chains' histories differ.
+STARTS = [np.zeros(N, dtype=np.int64), np.arange(N), np.array([0, 0, 0, 1, 1, 1]),
+          np.array([0, 1, 0, 1, 0, 1])]
+
+
+def bernoulli_model(alpha=0.8):
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=alpha, n=N)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.6, b=0.6, observed=binary_data(N, 4, 5))
+    return model
+
+
+def normal_model():
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=0.9, n=N)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=0.8,
+                            observed=two_groups(N, 2, 3))
+    return model
+
+
+def initvals():
+    return [{"z": s} for s in STARTS]
+
+
+@pytest.mark.parametrize("make, n_gibbs", [(bernoulli_model, 0), (bernoulli_model, 1),
+                                           (normal_model, 1)],
+                         ids=["bernoulli-arm-alone", "bernoulli-arm-gibbs", "normal-arm-gibbs"])
+def test_exact_with_the_adaptive_history(make, n_gibbs):
+    model = make()
+    with model:
+        step = pmp.ARM([model["z"]], n_gibbs_sweeps=n_gibbs)
+    verdict, idata = assert_exact(model, draws=2500, seed=11, step=step, initvals=initvals())
+    stats = idata["sample_stats"]
+    proposed = int(stats["split_proposed"].sum() + stats["merge_proposed"].sum())
+    accepted = int(stats["split_accepted"].sum() + stats["merge_accepted"].sum())
+    assert proposed > 0.9 * stats["split_proposed"].size and 0 < accepted < proposed
+    assert int(stats["block_moves"].sum()) > 0  # blocks of c moved as wholes
+
+
+def test_exact_srm_alone():
+    model = bernoulli_model()
+    with model:
+        step = pmp.ARM([model["z"]], variant="srm", n_gibbs_sweeps=0)
+    assert_exact(model, draws=2500, seed=12, step=step, initvals=initvals())
+
+
+def test_exact_with_alpha_by_nuts():
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2.0, 2.0)
+        z = pmp.CRP("z", alpha=alpha, n=N)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.6, b=0.6, observed=binary_data(N, 4, 5))
+        steps = [pmp.ARM([z]), pm.NUTS([alpha])]
+    assert_exact(model, draws=2500, seed=13, step=steps, initvals=initvals(),
+                 grids={"alpha_log__": np.linspace(-12.0, 4.0, 160)})
+
+
+def test_cores_1_and_2_give_the_same_draws_and_stats_are_declared():
+    model = bernoulli_model()
+
+    def run(cores):
+        with model:
+            step = pmp.ARM([model["z"]])
+        return sample(model, draws=30, chains=3, seed=5, step=step, tune=10, cores=cores,
+                      initvals=initvals()[:3])
+
+    a, b = run(1), run(2)
+    assert np.array_equal(posterior_dataset(a)["z"].values, posterior_dataset(b)["z"].values)
+    for name in ("split_proposed", "split_accepted", "merge_proposed", "merge_accepted",
+                 "block_moves", "no_background", "arm_seconds", "gibbs_seconds", "log_joint"):
+        assert name in a["sample_stats"], name
+    assert (a["sample_stats"]["gibbs_seconds"].values > 0).all()
+
+
+def test_one_chain_and_bad_arguments():
+    model = bernoulli_model()
+    with model:
+        with pytest.raises(ValueError, match="needs at least 2 chains"):
+            pm.sample(draws=5, tune=5, chains=1, step=pmp.ARM([model["z"]]), progressbar=False,
+                      compute_convergence_checks=False)
+        idata = pm.sample(draws=5, tune=5, chains=1, step=pmp.ARM([model["z"]], variant="srm"),
+                          progressbar=False, compute_convergence_checks=False, random_seed=1)
+        assert posterior_dataset(idata)["z"].shape == (1, 5, N)
+        with pytest.raises(ValueError, match="'variant' must be one of"):
+            pmp.ARM([model["z"]], variant="jain_neal")
+        with pytest.raises(NotImplementedError, match="not built yet"):
+            pmp.ARM([model["z"]], variant="bsm")
+        with pytest.raises(ValueError, match="'n_gibbs_sweeps'"):
+            pmp.ARM([model["z"]], n_gibbs_sweeps=-1)
+        with pytest.raises(ValueError, match="'max_window'"):
+            pmp.ARM([model["z"]], max_window=1)
+        with pytest.raises(TypeError, match="'relabel'"):
+            pmp.ARM([model["z"]], relabel="yes")
