@@ -45,7 +45,7 @@ def test_exact_with_the_adaptive_history(make, n_gibbs):
     model = make()
     with model:
         step = pmp.ARM([model["z"]], n_gibbs_sweeps=n_gibbs)
-    verdict, idata = assert_exact(model, draws=2500, seed=11, step=step, initvals=initvals())
+    _, idata = assert_exact(model, draws=2500, seed=11, step=step, initvals=initvals())
     stats = idata["sample_stats"]
     proposed = int(stats["split_proposed"].sum() + stats["merge_proposed"].sum())
     accepted = int(stats["split_accepted"].sum() + stats["merge_accepted"].sum())
