@@ -9,7 +9,7 @@ from helpers import Exact, KernelChain, assert_exact, binary_data, exact_posteri
 from scipy.special import logsumexp
 
 import pymc_partitions as pmp
-from pymc_partitions.kernels import gibbs, mutation
+from pymc_partitions.kernels import crossover, gibbs, mutation
 from pymc_partitions.kernels.bookkeeping import log_joint_entry
 from pymc_partitions.kernels.components import log_marginal, log_pred
 from pymc_partitions.kernels.errors import check_item
@@ -145,7 +145,8 @@ LADDER = (4.0, 2.0, 1.0)
 
 
 def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None,
-                     n_mutations=N_ITEMS, q_s=0.5, exchange=True, joint=False):
+                     n_mutations=N_ITEMS, q_s=0.5, exchange=True, joint=False, kind=None,
+                     boltzmann=False, selection_temperature=1.0, mutation_rate=0.3):
     """(chains, draws, n) canonical labels of the coldest member of a
     TemperedPopulation after each iteration (mutation of every member, then N random
     exchanges); with ``joint``, (chains, draws, N n): every rung's canonical labels,
@@ -164,7 +165,12 @@ def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None
         stream = new_stream(np.random.SeedSequence([seed, c]))
         rows = np.empty((draws, n_rungs * n if joint else n), dtype=np.int64)
         for t in range(draws):
-            check_item(population.mutate(stream, prior, params, data, n_mutations, q_s))
+            if kind is None or crossover.draw_uniform(stream) < mutation_rate:
+                check_item(population.mutate(stream, prior, params, data, n_mutations, q_s))
+            else:
+                population.update_log_targets(prior, params)
+                population.crossover(stream, prior, params, data, n_rungs, kind, boltzmann,
+                                     selection_temperature)
             if exchange:
                 population.update_log_targets(prior, params)
                 population.exchange(stream, n_rungs)
@@ -181,6 +187,9 @@ def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None
             assert population.exchange_proposed.sum() == draws * n_rungs
             assert 0 < population.exchange_accepted.sum() < population.exchange_proposed.sum()
         assert population.mutation_outcomes[[1, 3]].sum() > 0
+        if kind is not None:
+            assert population.crossover_outcomes[crossover.ACCEPTED] > 0
+            assert population.crossover_outcomes[crossover.REJECTED] > 0
     return np.stack(out)
 
 

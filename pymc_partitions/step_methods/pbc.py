@@ -23,7 +23,7 @@ issue 15 are still to come).
 import numpy as np
 
 from pymc_partitions.distributions.validation import integer_arg, number_arg
-from pymc_partitions.kernels import mutation, summarise
+from pymc_partitions.kernels import crossover, mutation, summarise
 from pymc_partitions.kernels.bookkeeping import log_joint_entry
 from pymc_partitions.kernels.exchange import run_exchanges
 from pymc_partitions.kernels.tempering import temper
@@ -85,8 +85,17 @@ class TemperedPopulation:
         self.mutation_outcomes = np.zeros(4, dtype=np.int64)
         self.exchange_proposed = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
         self.exchange_accepted = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
+        self.crossover_outcomes = np.zeros(3, dtype=np.int64)
         self._tempered = None
         self._tempered_of = None
+        n = chain.state.labels.shape[0]
+        self._table = np.zeros((n, n), dtype=np.int64)
+        self._rnz = np.zeros(n, dtype=np.int64)
+        self._cnz = np.zeros(n, dtype=np.int64)
+        self._buf = np.zeros(n, dtype=np.int64)
+        self._old = np.zeros(n, dtype=np.int64)
+        self._lw = np.zeros(n_rungs)
+        self._lw_scratch = np.zeros(n_rungs)
 
     @property
     def n_rungs(self):
@@ -94,6 +103,7 @@ class TemperedPopulation:
 
     def reset_counts(self):
         self.mutation_outcomes[:] = 0
+        self.crossover_outcomes[:] = 0
         self.exchange_proposed[:] = 0
         self.exchange_accepted[:] = 0
 
@@ -139,6 +149,48 @@ class TemperedPopulation:
         for m, member in enumerate(self.members):
             self.log_targets[m] = log_joint_entry(member.state, prior_params, params,
                                                   member.stats)
+
+    def crossover(self, stream, prior_params, params, data, n_updates, kind, boltzmann,
+                  selection_temperature=1.0):
+        """``n_updates`` crossovers of one ``kind`` (:mod:`pymc_partitions.kernels.crossover`:
+        ``TWO_NEW``, ``ONE_NEW``, ``SCRC_SAME``, ``SCRC_RANDOM``), parents chosen with
+        Boltzmann weights at ``selection_temperature`` or uniformly. ``prior_params``,
+        ``params``: the untempered target. Needs current :attr:`log_targets` (kept
+        current). Counts go to ``crossover_outcomes`` (no move possible, rejected,
+        accepted). A NaN ratio raises ValueError (the state as before that update)."""
+        n_rungs = self.n_rungs
+        if n_rungs < 2:
+            return
+        inv_s = 1.0 / float(selection_temperature)
+        boltzmann = bool(boltzmann)
+        table, rnz, cnz, buf, lw = self._table, self._rnz, self._cnz, self._buf, self._lw
+        for _ in range(n_updates):
+            a, b = crossover.choose_members(stream, kind, boltzmann, inv_s, self.log_targets,
+                                            self.member_of_rung, lw, self._lw_scratch)
+            if a < 0:
+                continue
+            if kind == crossover.TWO_NEW:
+                mi, mj = self.at_rung(a), self.at_rung(b)
+                outcome, _ = crossover.two_new_update(
+                    stream, a, b, mi.state, mi.stats, mj.state, mj.stats, prior_params, params,
+                    data, self.inv_temps, self.log_targets, self.member_of_rung, inv_s,
+                    boltzmann, lw, table, rnz, cnz, buf)
+            else:
+                other = 2 * b - a  # the child's other neighbour, if any
+                if not 0 <= other < n_rungs:
+                    other = -1
+                parent, child = self.at_rung(a), self.at_rung(b)
+                other_state = self.at_rung(other).state if other >= 0 else parent.state
+                outcome, _ = crossover.guided_update(
+                    stream, kind, a, b, other, parent.state, other_state, child.state,
+                    child.stats, prior_params, params, data, self.inv_temps, self.log_targets,
+                    self.member_of_rung, inv_s, boltzmann, lw, table, rnz, cnz, buf,
+                    self._old)
+            if outcome == crossover.FAILED:
+                raise ValueError(
+                    "PBC: a crossover met a NaN log target ratio (a NaN in the partition's "
+                    "log density); the population is as before that move.")
+            self.crossover_outcomes[outcome] += 1
 
     def exchange(self, stream, n_updates):
         """``n_updates`` §3.6 random exchanges (needs current :attr:`log_targets`)."""
