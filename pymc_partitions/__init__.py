@@ -43,13 +43,13 @@ from pymc_partitions.distributions import (
     IRM,
     MFM,
     CollapsedBetaBernoulli,
-    ColoringMixingWarning,
     CollapsedDirichletMultinomial,
     CollapsedMvNormal,
     CollapsedNIW,
     CollapsedNormal,
     CollapsedNormalInverseGamma,
     CollapsedPoissonGamma,
+    ColoringMixingWarning,
     FixedBlocks,
     KMeansEnergy,
     PitmanYor,
@@ -58,6 +58,7 @@ from pymc_partitions.distributions import (
 )
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
+    PBC,
     CoupledGibbs,
     EscobarWest,
     Gibbs,
@@ -65,6 +66,7 @@ from pymc_partitions.step_methods import (
     ImpossibleConditionalError,
     PartitionModelError,
     SplitMerge,
+    pbc_ladder,
 )
 from pymc_partitions.unbiased import (
     NaiveEstimate,
@@ -105,8 +107,10 @@ __all__ = [
     "Gibbs",
     "HyperSlice",
     "ImpossibleConditionalError",
+    "PBC",
     "PartitionModelError",
     "SplitMerge",
+    "pbc_ladder",
     # analysis
     "CredibleBall",
     "PointEstimate",
