@@ -279,14 +279,16 @@ def joint_exact(exact, temperatures):
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_population_joint_exact_crossover(kind, boltzmann):
     """n = 4, 2 rungs (t = 3, 1), each crossover kind with mutation (rate 0.3) and
-    exchanges, both selection rules (s = 0.5): the joint distribution of the
-    population is the product of the tempered targets."""
+    exchanges, both selection rules (s = 1): the joint distribution of the population
+    is the product of the tempered targets. (At n = 4 few crossovers change a
+    partition, so this test is weak on the selection terms; the ratio test against
+    enumeration below is the sharp one.)"""
     n, temperatures = 4, (3.0, 1.0)
     model = bernoulli_model(n=n, seed=4)
     joint = joint_exact(exact_posterior(model), temperatures)
     assert_exact(model, exact=joint, sampler=lambda: population_draws(
-        model, temperatures, 4000, seed=12, n_mutations=n, joint=True, kind=KINDS[kind],
-        boltzmann=boltzmann, selection_temperature=0.5))
+        model, temperatures, 3000, seed=12, n_mutations=n, joint=True, kind=KINDS[kind],
+        boltzmann=boltzmann))
 
 
 def enumerate_crossover(kind, boltzmann, inv_s, labels, log_pi):
