@@ -43,13 +43,13 @@ from pymc_partitions.distributions import (
     IRM,
     MFM,
     CollapsedBetaBernoulli,
-    ColoringMixingWarning,
     CollapsedDirichletMultinomial,
     CollapsedMvNormal,
     CollapsedNIW,
     CollapsedNormal,
     CollapsedNormalInverseGamma,
     CollapsedPoissonGamma,
+    ColoringMixingWarning,
     FixedBlocks,
     GeneralizedMallows,
     KMeansEnergy,
@@ -60,6 +60,7 @@ from pymc_partitions.distributions import (
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
     ARM,
+    PBC,
     CoupledGibbs,
     EscobarWest,
     Gibbs,
@@ -68,6 +69,7 @@ from pymc_partitions.step_methods import (
     MallowsGibbs,
     PartitionModelError,
     SplitMerge,
+    pbc_ladder,
 )
 from pymc_partitions.unbiased import (
     NaiveEstimate,
@@ -111,8 +113,10 @@ __all__ = [
     "HyperSlice",
     "ImpossibleConditionalError",
     "MallowsGibbs",
+    "PBC",
     "PartitionModelError",
     "SplitMerge",
+    "pbc_ladder",
     # analysis
     "CredibleBall",
     "PointEstimate",

@@ -2,20 +2,32 @@
 dispatch wrapper, the mutation (§3.1) and random exchange (§3.6) kernels, and their
 exactness on a temperature ladder against the enumerated targets."""
 
+import itertools
+from math import comb
+
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import Exact, KernelChain, assert_exact, binary_data, exact_posterior, kernel_draws
+from helpers import (
+    Exact,
+    KernelChain,
+    assert_exact,
+    binary_data,
+    exact_posterior,
+    kernel_draws,
+    sample,
+)
 from scipy.special import logsumexp
 
 import pymc_partitions as pmp
-from pymc_partitions.kernels import gibbs, mutation
+from pymc_partitions.kernels import crossover, gibbs, mutation
 from pymc_partitions.kernels.bookkeeping import log_joint_entry
 from pymc_partitions.kernels.components import log_marginal, log_pred
 from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.priors import log_prior_block, log_prior_pred
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.tempering import Tempered, TemperedPrior, temper, untempered
+from pymc_partitions.step_methods.chain_state import copy_into
 from pymc_partitions.step_methods.pbc import PBC, TemperedPopulation
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
@@ -145,7 +157,8 @@ LADDER = (4.0, 2.0, 1.0)
 
 
 def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None,
-                     n_mutations=N_ITEMS, q_s=0.5, exchange=True, joint=False):
+                     n_mutations=N_ITEMS, q_s=0.5, exchange=True, joint=False, kind=None,
+                     boltzmann=False, selection_temperature=1.0, mutation_rate=0.3):
     """(chains, draws, n) canonical labels of the coldest member of a
     TemperedPopulation after each iteration (mutation of every member, then N random
     exchanges); with ``joint``, (chains, draws, N n): every rung's canonical labels,
@@ -164,7 +177,12 @@ def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None
         stream = new_stream(np.random.SeedSequence([seed, c]))
         rows = np.empty((draws, n_rungs * n if joint else n), dtype=np.int64)
         for t in range(draws):
-            check_item(population.mutate(stream, prior, params, data, n_mutations, q_s))
+            if kind is None or crossover.draw_uniform(stream) < mutation_rate:
+                check_item(population.mutate(stream, prior, params, data, n_mutations, q_s))
+            else:
+                population.update_log_targets(prior, params)
+                population.crossover(stream, prior, params, data, n_rungs, kind, boltzmann,
+                                     selection_temperature)
             if exchange:
                 population.update_log_targets(prior, params)
                 population.exchange(stream, n_rungs)
@@ -181,6 +199,9 @@ def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None
             assert population.exchange_proposed.sum() == draws * n_rungs
             assert 0 < population.exchange_accepted.sum() < population.exchange_proposed.sum()
         assert population.mutation_outcomes[[1, 3]].sum() > 0
+        if kind is not None:
+            assert population.crossover_outcomes[crossover.ACCEPTED] > 0
+            assert population.crossover_outcomes[crossover.REJECTED] > 0
     return np.stack(out)
 
 
@@ -219,6 +240,180 @@ def test_population_joint_exact(name):
     joint = Exact(np.array(pairs), log_p - logsumexp(log_p))
     assert_exact(model, exact=joint, sampler=lambda: population_draws(
         model, temperatures, 3000, seed=12, start=start, n_mutations=n, joint=True))
+
+
+KINDS = {"two_new": crossover.TWO_NEW, "one_new": crossover.ONE_NEW,
+         "scrc_same": crossover.SCRC_SAME, "scrc_random": crossover.SCRC_RANDOM}
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_population_coldest_exact_crossover(name, kind):
+    """3-rung ladder, Algorithm 4.1 (mutation with probability 0.3, else N crossovers
+    of one kind with Boltzmann "-b-b" selection; then N exchanges): the coldest
+    member samples the exact posterior."""
+    build, start = MODELS[name]
+    model = build()
+    assert_exact(model, sampler=lambda: population_draws(
+        model, LADDER, 2500, seed=11, start=start, kind=KINDS[kind], boltzmann=True))
+
+
+def joint_exact(exact, temperatures):
+    """The product of the tempered targets over N-tuples of partitions, each tuple
+    encoded as in :func:`population_draws` (``joint=True``)."""
+    partitions = exact.partitions
+    offsets = partitions.max(axis=1) + 1
+    rows, log_p = [], []
+    for combo in itertools.product(range(len(partitions)), repeat=len(temperatures)):
+        offset, row = 0, []
+        for a in combo:
+            row.append(partitions[a] + offset)
+            offset += offsets[a]
+        rows.append(np.concatenate(row))
+        log_p.append(sum(exact.log_post[a] / t for a, t in zip(combo, temperatures)))
+    log_p = np.array(log_p)
+    return Exact(np.array(rows), log_p - logsumexp(log_p))
+
+
+@pytest.mark.parametrize("boltzmann", [False, True], ids=["r-r", "b-b"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_population_joint_exact_crossover(kind, boltzmann):
+    """n = 4, 2 rungs (t = 3, 1), each crossover kind with mutation (rate 0.3) and
+    exchanges, both selection rules (s = 1): the joint distribution of the population
+    is the product of the tempered targets. (At n = 4 few crossovers change a
+    partition, so this test is weak on the selection terms; the ratio test against
+    enumeration below is the sharp one.)"""
+    n, temperatures = 4, (3.0, 1.0)
+    model = bernoulli_model(n=n, seed=4)
+    joint = joint_exact(exact_posterior(model), temperatures)
+    assert_exact(model, exact=joint, sampler=lambda: population_draws(
+        model, temperatures, 3000, seed=12, n_mutations=n, joint=True, kind=KINDS[kind],
+        boltzmann=boltzmann))
+
+
+def enumerate_crossover(kind, boltzmann, inv_s, labels, log_pi):
+    """``{population: probability}`` of the outcomes of one crossover of ``kind`` from
+    the population ``labels`` (per rung, slot labels), by enumerating every random
+    choice of §3.3-3.5 as the paper states them (an independent transcription: no
+    cancellation assumed). ``log_pi``: per rung, the log target up to a constant.
+    Keys: tuples of per-rung label tuples."""
+    n_rungs = len(labels)
+    lw = np.asarray(log_pi, dtype=float) * inv_s
+    out = {}
+
+    def pick(r, skip=None):
+        rungs = [q for q in range(n_rungs) if q != skip]
+        return np.exp(lw[r] - logsumexp(lw[rungs])) if boltzmann else 1.0 / len(rungs)
+
+    def add(new, p):
+        key = tuple(tuple(int(v) for v in row) for row in new)
+        out[key] = out.get(key, 0.0) + p
+
+    def table(a, b):
+        cells = {}
+        for h, (k, l) in enumerate(zip(a, b)):
+            cells.setdefault((int(k), int(l)), []).append(h)
+        cols = {}
+        for k, l in sorted(cells):
+            cols.setdefault(k, []).append(l)
+        return cells, cols, [k for k in cols if len(cols[k]) >= 2]
+
+    if kind == crossover.TWO_NEW:
+        for i, j in itertools.permutations(range(n_rungs), 2):
+            cells, cols, u = table(labels[i], labels[j])
+            if len(u) < 2:
+                continue
+            for k1, k2 in itertools.permutations(u, 2):
+                for l1 in cols[k1]:
+                    v2 = [l for l in cols[k2] if l != l1]
+                    for l2 in v2:
+                        p = pick(i) * pick(j, i) / (len(u) * (len(u) - 1)) / len(cols[k1])
+                        new = [row.copy() for row in labels]
+                        for h in cells[k1, l1]:
+                            new[i][h], new[j][h] = k2, l2
+                        for h in cells[k2, l2]:
+                            new[i][h], new[j][h] = k1, l1
+                        add(new, p / len(v2))
+        return out
+    for i1 in range(n_rungs):
+        neighbours = [q for q in (i1 - 1, i1 + 1) if 0 <= q < n_rungs]
+        for i2 in neighbours:
+            for parent, child in ((i1, i2), (i2, i1)):
+                if boltzmann:
+                    p3 = np.exp(lw[parent] - np.logaddexp(lw[i1], lw[i2]))
+                else:
+                    p3 = 0.5
+                p_sel = pick(i1) / len(neighbours) * p3
+                cells, cols, u = table(labels[parent], labels[child])
+                for k1 in u:
+                    v = cols[k1]
+                    for l1, l2 in itertools.permutations(v, 2):
+                        p_kl = p_sel / len(u) / (len(v) * (len(v) - 1))
+                        cell1, cell2 = cells[k1, l1], cells[k1, l2]
+                        big_h = cell1 + cell2
+                        if kind == crossover.ONE_NEW:
+                            options = [(cell2, 1.0)]  # H_1 (to l1) = the other cell
+                        elif kind == crossover.SCRC_SAME:
+                            options = [(h1, 1.0 / comb(len(big_h), len(cell1)))
+                                       for h1 in itertools.combinations(big_h, len(cell1))]
+                        else:
+                            options = [(h1, 1.0 / ((len(big_h) - 1) * comb(len(big_h), size)))
+                                       for size in range(1, len(big_h))
+                                       for h1 in itertools.combinations(big_h, size)]
+                        for h1, p_h in options:
+                            new = [row.copy() for row in labels]
+                            for h in big_h:
+                                new[child][h] = l1 if h in h1 else l2
+                            add(new, p_kl * p_h)
+    return out
+
+
+@pytest.mark.parametrize("boltzmann", [False, True], ids=["r-r", "b-b"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_crossover_ratio_against_enumeration(kind, boltzmann):
+    """Each crossover's log ratio equals sum_r (1/t_r) log(pi(y_r)/pi(x_r)) + log T(y,
+    x) - log T(x, y), T by enumerating every selection, (k, l) choice and
+    reallocation (:func:`enumerate_crossover`), pi from the model: 3 rungs, so the
+    middle rung's child has two possible parents (eq. 8)."""
+    kind = KINDS[kind]
+    model = bernoulli_model(n=5, seed=2)
+    exact = exact_posterior(model)
+    chain = KernelChain(model)
+    target, values, per_lik = chain.target, chain.values, chain.per_lik
+    params, _, data = target.kernel_args(
+        target.new_chain_state(np.zeros(5, dtype=np.int64), values, per_lik), values, per_lik)
+    temperatures, inv_s = (4.0, 2.0, 1.0), 1.0 / 0.7
+    population = TemperedPopulation(
+        target.new_chain_state(np.zeros(5, dtype=np.int64), values, per_lik), temperatures)
+    rng = np.random.default_rng(kind)
+
+    def log_pi(rows):
+        return [exact.log_post[exact.codes(pmp.canonicalize(row))] for row in rows]
+
+    checked = 0
+    for trial in range(200):
+        for member, row in zip(population.members, rng.choice(len(exact.partitions), 3)):
+            copy_into(member, target.new_chain_state(exact.partitions[row], values, per_lik))
+        population.member_of_rung[:] = rng.permutation(3)
+        population.update_log_targets(chain.prior, params)
+        x = [population.at_rung(r).state.labels.copy() for r in range(3)]
+        outcome, log_ratio = population.crossover_once(new_stream([kind, trial]), chain.prior,
+                                                       params, data, kind, boltzmann, inv_s)
+        y = [population.at_rung(r).state.labels.copy() for r in range(3)]
+        if outcome != crossover.ACCEPTED or all(np.array_equal(a, b) for a, b in zip(x, y)):
+            continue
+        key = [tuple(tuple(int(v) for v in row) for row in z) for z in (x, y)]
+        fwd = enumerate_crossover(kind, boltzmann, inv_s, x, log_pi(x))[key[1]]
+        rev = enumerate_crossover(kind, boltzmann, inv_s, y, log_pi(y))[key[0]]
+        ref = sum((b - a) / t for a, b, t in zip(log_pi(x), log_pi(y), temperatures))
+        ref += np.log(rev) - np.log(fwd)
+        assert abs(log_ratio - ref) < 1e-9, (x, y, log_ratio, ref)
+        # ... and the kernel kept each member's log target current.
+        population_log = population.log_targets.copy()
+        population.update_log_targets(chain.prior, params)
+        np.testing.assert_allclose(population_log, population.log_targets, rtol=1e-12)
+        checked += 1
+    assert checked >= 15, checked
 
 
 def test_mutation_ratio_against_enumeration():
@@ -287,17 +482,28 @@ def proposal_probability(x, y, j, q_s):
 # ------------------------------------------------------------------ 4. pmp PBC step
 
 
-def test_pbc_step_exact():
-    """pm.sample with the PBC step (mutation + exchange, 3 rungs): the trace (the
-    coldest member) is exact; the stats count every member's mutations and the
-    exchanges per adjacent pair of rungs."""
+@pytest.mark.parametrize(("kind", "selection"), [("one_new", "boltzmann"),
+                                                  ("two_new", "random")])
+def test_pbc_step_exact(kind, selection):
+    """pm.sample with the PBC step (Algorithm 4.1: mutation with probability 0.3, else
+    N crossovers; N exchanges; 3 rungs): the trace (the coldest member) is exact; the
+    stats count every member's mutations, the crossovers and the exchanges per
+    adjacent pair of rungs."""
     model = bernoulli_model()
-    step = PBC([model["z"]], model=model, temperatures=LADDER, n_mutations=N_ITEMS)
+    step = PBC([model["z"]], model=model, temperatures=LADDER, n_mutations=N_ITEMS,
+               crossover=kind, selection=selection)
     _, idata = assert_exact(model, draws=2500, seed=13, step=[step])
     stats = idata.sample_stats
-    mutations = stats["split_proposed"] + stats["merge_proposed"]
+    mutated = stats["mutated"].values.astype(bool)
+    assert 0.2 < mutated.mean() < 0.4  # p_m = 0.3
+    mutations = (stats["split_proposed"] + stats["merge_proposed"]).values
     assert int(mutations.max()) <= len(LADDER) * N_ITEMS
+    assert np.all(mutations[~mutated] == 0)
     assert int(stats["split_accepted"].sum()) > 0 and int(stats["merge_accepted"].sum()) > 0
+    crossed = stats["crossover_proposed"].values
+    accepted_x = stats["crossover_accepted"].values
+    assert np.all(crossed[mutated] == 0) and np.all(crossed <= len(LADDER))
+    assert 0 < accepted_x.sum() < crossed.sum() and np.all(accepted_x <= crossed)
     proposed = np.asarray(stats["exchange_proposed"].values, dtype=np.int64)
     accepted = np.asarray(stats["exchange_accepted"].values, dtype=np.int64)
     assert proposed.shape == (4, 2500, len(LADDER) - 1)
@@ -305,6 +511,68 @@ def test_pbc_step_exact():
     assert np.all(proposed.sum(axis=1) == len(LADDER))
     assert np.all(accepted <= proposed) and 0 < accepted.sum() < proposed.sum()
     np.testing.assert_allclose(stats["log_target"], stats["log_joint"] / LADDER[-1])
+    # Sampling mode (tau_min = 1): the best log joint is tracked, no partition kept.
+    best = stats["best_log_joint"].values
+    assert np.all(np.diff(best, axis=1) >= 0) and np.all(best >= stats["log_joint"].values)
+    assert all(np.asarray(b).size == 0 for b in stats["best_partition"].values.ravel())
+
+
+def test_pbc_optimisation_mode():
+    """tau_min < 1 (the §7.3 k-means problem, FixedBlocks + KMeansEnergy): the step
+    reports the best partition any member visited and its log joint; on a small
+    problem it is the mode."""
+    model = kmeans_model()
+    exact = exact_posterior(model)
+    step = PBC([model["z"]], model=model, temperatures=(4.0, 2.0, 0.5), n_mutations=N_ITEMS,
+               crossover="scrc_random")
+    idata = sample(model, draws=150, tune=0, chains=1, seed=4, step=[step],
+                   initvals=[{"z": k_block_start(N_ITEMS, 3)}])
+    stats = idata.sample_stats
+    best = np.asarray(stats["best_partition"].values[0, -1], dtype=np.int64)
+    assert np.array_equal(best, exact.partitions[np.argmax(exact.log_post)])
+    chain = KernelChain(model, start=best)
+    log_joint = log_joint_entry(chain.state, chain.prior, chain.params, chain.stats)
+    assert stats["best_log_joint"].values[0, -1] == pytest.approx(log_joint, rel=1e-12)
+    assert stats["best_log_joint"].values[0, -1] >= stats["log_joint"].values.max()
+
+
+def test_pbc_cores_match():
+    """cores=2 gives the same draws as cores=1 for the same seed (independent
+    populations per chain, streams from the chains' seeds)."""
+    model = bernoulli_model()
+    runs = []
+    for cores in (1, 2):
+        step = PBC([model["z"]], model=model, temperatures=LADDER, crossover="two_new")
+        idata = sample(model, draws=40, tune=10, chains=2, seed=21, step=[step], cores=cores)
+        runs.append((idata.posterior["z"].values, idata.sample_stats["log_joint"].values,
+                     idata.sample_stats["crossover_accepted"].values))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_pbc_ladder_recipe():
+    """§4's ladder: two preliminary runs, neighbours' estimated exchange acceptance
+    (eq. 12) at least 60 %, and the estimates agree with eq. (12) computed exactly
+    by enumeration."""
+    model = bernoulli_model(n=5, seed=2)
+    exact = exact_posterior(model)
+    temperatures, acceptances = pmp.pbc_ladder([model["z"]], model=model, tau_min=1.0,
+                                               draws=400, grid_size=25, seed=3,
+                                               max_temperature=200.0)
+    assert temperatures[-1] == pytest.approx(1.0) and np.all(np.diff(temperatures) < 0)
+    assert len(temperatures) >= 2 and acceptances.shape == (len(temperatures) - 1,)
+    assert np.all(acceptances[:-1] >= 0.6) and np.all(acceptances <= 1.0)
+    log_pi = exact.log_post[np.isfinite(exact.log_post)]
+    for (t_i, t_j), a_hat in zip(itertools.pairwise(temperatures), acceptances):
+        f_i = np.exp(log_pi / t_i - logsumexp(log_pi / t_i))
+        f_j = np.exp(log_pi / t_j - logsumexp(log_pi / t_j))
+        log_r = (1 / t_i - 1 / t_j) * np.subtract.outer(log_pi, log_pi)  # [y, x]: x at i
+        exact_a = np.sum(np.outer(f_j, f_i) * np.exp(np.minimum(log_r, 0.0)))
+        assert abs(a_hat - exact_a) < 0.06, (t_i, t_j, a_hat, exact_a)
+    # A given tau_max skips the first run and tops the ladder.
+    temperatures, _ = pmp.pbc_ladder([model["z"]], model=model, tau_max=6.0, draws=100,
+                                     grid_size=10, seed=3)
+    assert temperatures[0] == pytest.approx(6.0) and temperatures[-1] == pytest.approx(1.0)
 
 
 def test_pbc_refuses_free_hyperparameter():
@@ -324,9 +592,29 @@ def test_pbc_ladder_validation(temperatures):
         PBC([model["z"]], model=model, temperatures=temperatures)
 
 
-@pytest.mark.parametrize("kwargs", [{"split_probability": 0.0}, {"split_probability": 1.0},
-                                    {"n_mutations": 0}])
+@pytest.mark.parametrize("kwargs", [
+    {"split_probability": 0.0}, {"split_probability": 1.0}, {"n_mutations": 0},
+    {"crossover": "one-new"}, {"crossover": None}, {"selection": "best"},
+    {"selection_temperature": 0.0}, {"selection_temperature": np.inf},
+    {"mutation_rate": 0.0}, {"mutation_rate": 1.5}, {"mutation_rate": "0.3"},
+], ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
 def test_pbc_option_validation(kwargs):
     model = bernoulli_model()
-    with pytest.raises(ValueError, match=next(iter(kwargs))):
+    with pytest.raises((ValueError, TypeError), match=next(iter(kwargs))):
         PBC([model["z"]], model=model, temperatures=LADDER, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"tau_min": 0.0}, {"tau_max": 0.5}, {"acceptance": (0.7, 0.6)}, {"acceptance": 0.6},
+    {"grid_size": 1}, {"draws": 1}, {"burn": 500}, {"hot_fraction": 0.0},
+], ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
+def test_pbc_ladder_helper_validation(kwargs):
+    model = bernoulli_model()
+    with pytest.raises((ValueError, TypeError), match=next(iter(kwargs))):
+        pmp.pbc_ladder([model["z"]], model=model, **kwargs)
+
+
+def test_pbc_exported():
+    """pmp.PBC is public but chosen with step=, never assigned by pm.sample."""
+    assert pmp.PBC is PBC and "PBC" in pmp.__all__ and "pbc_ladder" in pmp.__all__
+    assert PBC not in pm.step_methods.STEP_METHODS

@@ -10,6 +10,9 @@
   adaptive reconfiguration moves and their simplified form, sRM);
 - :mod:`.tempering`: any (component, prior) pair raised to 1/t, a dispatch
   wrapper (the targets of population samplers on a temperature ladder);
+- Population Based Clustering (Goswami, Liu & Wong 2005): :mod:`.mutation` (§3.1),
+  :mod:`.crossover` (SCSC:TWO-NEW, SCSC:ONE-NEW, SCRC; §3.3-3.5) and
+  :mod:`.exchange` (§3.6);
 - :mod:`.random`: explicit 64-bit random streams (one per chain, from a
   ``numpy.random.SeedSequence``) and counter-based uniforms, so two chains can
   share random numbers;

@@ -12,24 +12,30 @@ states: ``member_of_rung[r]`` names the state at rung r, and an accepted exchang
 swaps two entries (the statistics do not depend on the temperature). The coldest
 member (rung N, :math:`t_N = \tau_{min}`) is the sample.
 
-Moves implemented so far (Algorithm 4.1 without crossover): the mutation of §3.1
-(:mod:`pymc_partitions.kernels.mutation`) of every member, then N random exchanges
-of §3.6 (:mod:`pymc_partitions.kernels.exchange`). :class:`PBC` is the step method
-running them inside ``pm.sample`` (not exported from the package yet: the crossover
-moves, the Boltzmann selection, the optimisation mode and the ladder recipe of
-issue 15 are still to come).
+Moves (Algorithm 4.1): the mutation of §3.1 (:mod:`pymc_partitions.kernels.mutation`)
+of every member or N crossovers of one kind (§3.3-3.5,
+:mod:`pymc_partitions.kernels.crossover`), then N random exchanges of §3.6
+(:mod:`pymc_partitions.kernels.exchange`). :class:`PBC` is the step method running
+them inside ``pm.sample`` (exported as ``pmp.PBC``; chosen with ``step=``, never
+assigned automatically); :func:`pbc_ladder` builds a ladder by the paper's §4 recipe.
 """
 
-import numpy as np
+import itertools
+from typing import ClassVar
 
+import numpy as np
+from pymc.model import modelcontext
+
+from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg, number_arg
-from pymc_partitions.kernels import mutation, summarise
+from pymc_partitions.kernels import canonical_labels, crossover, mutation, summarise
 from pymc_partitions.kernels.bookkeeping import log_joint_entry
 from pymc_partitions.kernels.exchange import run_exchanges
+from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.tempering import temper
-from pymc_partitions.step_methods.base import PartitionStep
+from pymc_partitions.step_methods.base import PartitionStep, step_arguments
 from pymc_partitions.step_methods.chain_state import clone, copy_into
-from pymc_partitions.step_methods.target import PartitionModelError
+from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
 
 def check_ladder(temperatures, owner="PBC"):
@@ -85,8 +91,17 @@ class TemperedPopulation:
         self.mutation_outcomes = np.zeros(4, dtype=np.int64)
         self.exchange_proposed = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
         self.exchange_accepted = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
+        self.crossover_outcomes = np.zeros(3, dtype=np.int64)
         self._tempered = None
         self._tempered_of = None
+        n = chain.state.labels.shape[0]
+        self._table = np.zeros((n, n), dtype=np.int64)
+        self._rnz = np.zeros(n, dtype=np.int64)
+        self._cnz = np.zeros(n, dtype=np.int64)
+        self._buf = np.zeros(n, dtype=np.int64)
+        self._old = np.zeros(n, dtype=np.int64)
+        self._lw = np.zeros(n_rungs)
+        self._lw_scratch = np.zeros(n_rungs)
 
     @property
     def n_rungs(self):
@@ -94,6 +109,7 @@ class TemperedPopulation:
 
     def reset_counts(self):
         self.mutation_outcomes[:] = 0
+        self.crossover_outcomes[:] = 0
         self.exchange_proposed[:] = 0
         self.exchange_accepted[:] = 0
 
@@ -140,42 +156,140 @@ class TemperedPopulation:
             self.log_targets[m] = log_joint_entry(member.state, prior_params, params,
                                                   member.stats)
 
+    def crossover(self, stream, prior_params, params, data, n_updates, kind, boltzmann,
+                  selection_temperature=1.0):
+        """``n_updates`` crossovers of one ``kind`` (:mod:`pymc_partitions.kernels.crossover`:
+        ``TWO_NEW``, ``ONE_NEW``, ``SCRC_SAME``, ``SCRC_RANDOM``), parents chosen with
+        Boltzmann weights at ``selection_temperature`` or uniformly. ``prior_params``,
+        ``params``: the untempered target. Needs current :attr:`log_targets` (kept
+        current). Counts go to ``crossover_outcomes`` (no move possible, rejected,
+        accepted). A NaN ratio raises ValueError (the state as before that update)."""
+        if self.n_rungs < 2:
+            return
+        inv_s = 1.0 / float(selection_temperature)
+        for _ in range(n_updates):
+            outcome, _ = self.crossover_once(stream, prior_params, params, data, kind,
+                                             boltzmann, inv_s)
+            if outcome == crossover.FAILED:
+                raise ValueError(
+                    "PBC: a crossover met a NaN log target ratio (a NaN in the partition's "
+                    "log density); the population is as before that move.")
+            if outcome >= 0:
+                self.crossover_outcomes[outcome] += 1
+
+    def crossover_once(self, stream, prior_params, params, data, kind, boltzmann, inv_s):
+        """One crossover (see :meth:`crossover`; ``inv_s`` = 1/s): ``(outcome, log
+        ratio)``, outcome -1 when fewer than two rungs."""
+        boltzmann = bool(boltzmann)
+        table, rnz, cnz, buf, lw = self._table, self._rnz, self._cnz, self._buf, self._lw
+        a, b = crossover.choose_members(stream, kind, boltzmann, inv_s, self.log_targets,
+                                        self.member_of_rung, lw, self._lw_scratch)
+        if a < 0:
+            return -1, 0.0
+        if kind == crossover.TWO_NEW:
+            mi, mj = self.at_rung(a), self.at_rung(b)
+            return crossover.two_new_update(
+                stream, a, b, mi.state, mi.stats, mj.state, mj.stats, prior_params, params,
+                data, self.inv_temps, self.log_targets, self.member_of_rung, inv_s, boltzmann,
+                lw, table, rnz, cnz, buf)
+        other = 2 * b - a  # the child's other neighbour, if any
+        if not 0 <= other < self.n_rungs:
+            other = -1
+        parent, child = self.at_rung(a), self.at_rung(b)
+        other_state = self.at_rung(other).state if other >= 0 else parent.state
+        return crossover.guided_update(
+            stream, kind, a, b, other, parent.state, other_state, child.state, child.stats,
+            prior_params, params, data, self.inv_temps, self.log_targets, self.member_of_rung,
+            inv_s, boltzmann, lw, table, rnz, cnz, buf, self._old)
+
     def exchange(self, stream, n_updates):
         """``n_updates`` §3.6 random exchanges (needs current :attr:`log_targets`)."""
         run_exchanges(stream, n_updates, self.inv_temps, self.log_targets, self.member_of_rung,
                       self.exchange_proposed, self.exchange_accepted)
 
 
+CROSSOVERS = {
+    "two_new": crossover.TWO_NEW,
+    "one_new": crossover.ONE_NEW,
+    "scrc_same": crossover.SCRC_SAME,
+    "scrc_random": crossover.SCRC_RANDOM,
+}
+SELECTIONS = ("boltzmann", "random")
+
+
+def _choice_arg(name, value, options, owner="PBC"):
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{owner}: '{name}' must be one of {list(options)}, got {value!r}.")
+    return value
+
+
 class PBC(PartitionStep):
     r"""Population Based Clustering: a tempered population of partitions in one chain.
 
     Goswami, Liu & Wong (2005), *Evolutionary Monte Carlo methods for clustering*
-    (JCGS 16(4), 2007), Algorithm 4.1, **so far without its crossover moves**
-    (SCSC:TWO-NEW, SCSC:ONE-NEW, SCRC; issue 15): each iteration mutates every
-    member of the population (§3.1, the split/merge-one-item Metropolis-Hastings
-    move with split probability :math:`q_s`, acceptance eq. 3) at its rung's
-    temperature, then makes N random exchanges between neighbouring rungs (§3.6,
-    eq. 11). Member r samples :math:`\pi(z)^{1/t_r}`, the partition's collapsed
-    target raised to 1/t_r (:mod:`pymc_partitions.kernels.tempering`); the trace
-    holds the coldest member (rung N, :math:`t_N = \tau_{min}`), so with
-    :math:`\tau_{min} = 1` the draws are from the posterior, and with
-    :math:`\tau_{min} < 1` from a sharpened target (stochastic optimisation).
-    PyMC's chains are independent populations.
+    (JCGS 16(4), 2007), Algorithm 4.1. The chain holds a population of N partitions
+    ("chromosomes") on a temperature ladder :math:`t_1 > \dots > t_N =
+    \tau_{min}`; member r samples :math:`f_r \propto \pi(z)^{1/t_r}`, the partition's
+    collapsed target raised to 1/t_r (:mod:`pymc_partitions.kernels.tempering`), and
+    the population the product :math:`\prod_r f_r` (eq. 2). One iteration:
+
+    1. with probability :math:`p_m` (``mutation_rate``) the **mutation** of every
+       member (§3.1, the split/merge-one-item Metropolis-Hastings move with split
+       probability :math:`q_s`, eq. 3); otherwise N **crossovers** of one kind
+       (``crossover``; the paper never mixes kinds in a run):
+
+       - ``"two_new"``, SCSC:TWO-NEW (§3.3, eqs. 4-5): two members swap the items of
+         two cells :math:`A_{k_1} \cap B_{l_1}`, :math:`A_{k_2} \cap B_{l_2}` of their
+         intersection table; both change;
+       - ``"one_new"``, SCSC:ONE-NEW (§3.4, eqs. 6-8): a parent and a neighbouring
+         child; the child's two cells in one parent block swap; the parent stays;
+       - ``"scrc_same"`` / ``"scrc_random"``, SCRC:SAME-SIZE / RANDOM-SIZE (§3.5,
+         eqs. 9-10): the child's two cells are reallocated at random, keeping the
+         cell sizes or with a uniform size;
+
+    2. N **random exchanges** between neighbouring rungs (§3.6, eq. 11).
+
+    Parents are chosen uniformly ("-r-r", ``selection="random"``) or with Boltzmann
+    weights :math:`\exp\{-H(x_r)/s\}` ("-b-b", ``selection="boltzmann"``), H = -log
+    pi the untempered energy and s the ``selection_temperature``. Every acceptance
+    ratio is the exact Metropolis-Hastings ratio of the move as implemented: where
+    the paper drops proposal terms as cancelling, they are computed unless they
+    provably cancel (the selection probabilities of the pair before and after, the
+    role-dependent (k, l) choice probability of TWO-NEW with Boltzmann selection, and
+    in eq. 8 each possible parent's own (k, l) and reallocation probability; see
+    :mod:`pymc_partitions.kernels.crossover`).
+
+    The trace holds the coldest member (rung N). With :math:`\tau_{min} = 1` the
+    draws are from the posterior; with :math:`\tau_{min} < 1` from the sharpened
+    :math:`\pi^{1/\tau_{min}}`, a stochastic optimiser (the paper's §7.3 k-means
+    problem: :class:`~pymc_partitions.FixedBlocks` with
+    :class:`~pymc_partitions.KMeansEnergy`), and the step reports the best partition
+    any member visited (stats ``best_log_joint``, ``best_partition``). PyMC's chains
+    are independent populations; ``cores > 1`` gives the same draws as ``cores = 1``
+    for the same seed. Build a ladder with :func:`pbc_ladder` (§4's recipe).
 
     Parameters
     ----------
     vars : list
         The partition variable (one per step).
     temperatures : sequence of float
-        The ladder :math:`t_1 > \dots > t_N > 0`; the last is :math:`\tau_{min}`
-        (1 for sampling). One rung gives the paper's Metropolized Gibbs ("MH")
-        baseline.
+        The ladder :math:`t_1 > \dots > t_N > 0`; the last is :math:`\tau_{min}` (1 to
+        sample, < 1 to optimise). With one rung there is no pair to cross, every
+        iteration mutates: the paper's Metropolized Gibbs ("MH") baseline.
+    crossover : {"one_new", "two_new", "scrc_same", "scrc_random"}, default "one_new"
+        The crossover kind.
+    selection : {"boltzmann", "random"}, default "boltzmann"
+        Parent selection, "-b-b" or "-r-r" (§4; the paper uses "-b-b" for SCRC).
+    selection_temperature : float > 0, default 1.0
+        s of the Boltzmann selection (the paper takes s = 1, "close to" τ_min).
+    mutation_rate : float in (0, 1], default 0.3
+        :math:`p_m` (the paper suggests 0.25-0.4; 1 gives parallel tempering with
+        the mutation move).
     split_probability : float in (0, 1), default 0.5
         :math:`q_s` of §3.1 (the paper's experiments take 1/2).
     n_mutations : int, default 1
-        Mutations of each member per iteration, each of an item drawn uniformly
-        (Algorithm 4.1 updates every member once; n gives a Metropolized Gibbs
-        sweep's worth).
+        Mutations of each member in a mutation iteration, each of a uniform item
+        (Algorithm 4.1 updates every member once).
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
@@ -191,60 +305,83 @@ class PBC(PartitionStep):
         :class:`Gibbs` (log_joint untempered)
     log_target : float
         The coldest member's tempered log target, log_joint / t_N.
+    mutated : bool
+        Whether this iteration mutated (else it crossed over).
     split_proposed, split_accepted, merge_proposed, merge_accepted : int
         This iteration's mutation counts, over all members.
+    crossover_proposed, crossover_accepted : int
+        This iteration's crossovers that could be proposed (a pair without two
+        usable blocks cannot, §3.3) and those accepted (a reallocation equal to the
+        current state counts as accepted).
     exchange_proposed, exchange_accepted : (N - 1,) int64
         This iteration's exchanges per adjacent pair of rungs (index r: rungs r and
         r + 1, hottest first); they come out of ``pm.sample`` as (chain, draw, N - 1)
         arrays. Rates: sum over draws, then divide.
+    best_log_joint : float
+        The largest untempered log target any member of this chain's population has
+        had at the end of an iteration so far (for KMeansEnergy: minus the k-means
+        energy over its temperature, plus the prior's constant).
+    best_partition : (n,) int64
+        With :math:`\tau_{min} < 1` (optimisation mode), the canonical labels of that
+        partition; an empty array when sampling (τ_min >= 1).
 
-    Cost per iteration: N n_mutations mutations (each two predictive terms, O(D) for
-    diagonal components), N log joints (O(K) each) and N exchanges (O(1)).
+    Cost per iteration: a mutation iteration N n_mutations mutations (two predictive
+    terms each); a crossover iteration N crossovers, each O(n + K L) for the
+    intersection table plus component add/remove for the moved items and one or two
+    log joints (O(K)); then N log joints and N exchanges (O(1)).
     """
 
     name = "partition_pbc"
     move_description = "a PBC mutation"
-    stats_dtypes_shapes = {
+    stats_dtypes_shapes: ClassVar[dict] = {
         **PartitionStep.stats_dtypes_shapes,
         "log_target": (np.float64, []),
+        "mutated": (bool, []),
         "split_proposed": (np.int64, []),
         "split_accepted": (np.int64, []),
         "merge_proposed": (np.int64, []),
         "merge_accepted": (np.int64, []),
+        "crossover_proposed": (np.int64, []),
+        "crossover_accepted": (np.int64, []),
         # (N - 1,) arrays per draw: PyMC's trace stores stats as scalars, so they
         # travel as objects (as pmp.CoupledGibbs' coupled_labels).
         "exchange_proposed": (object, []),
         "exchange_accepted": (object, []),
+        "best_log_joint": (np.float64, []),
+        "best_partition": (object, []),
     }
 
-    def __init__(self, vars, temperatures=None, split_probability=0.5, n_mutations=1,
-                 **kwargs):
+    def __init__(self, vars, temperatures=None, crossover="one_new", selection="boltzmann",
+                 selection_temperature=1.0, mutation_rate=0.3, split_probability=0.5,
+                 n_mutations=1, **kwargs):
         if temperatures is None:
             raise ValueError("PBC: give the temperature ladder, 'temperatures' = "
                              "(t_1, ..., t_N) with t_1 > ... > t_N > 0 (t_N = 1 to sample "
-                             "the posterior).")
+                             "the posterior; see pmp.pbc_ladder).")
         self.temperatures = check_ladder(temperatures)
+        self.crossover = _choice_arg("crossover", crossover, CROSSOVERS)
+        self.selection = _choice_arg("selection", selection, SELECTIONS)
+        self.selection_temperature = number_arg("selection_temperature", selection_temperature,
+                                                "PBC", low=0.0, low_open=True)
+        self.mutation_rate = number_arg("mutation_rate", mutation_rate, "PBC", low=0.0,
+                                        high=1.0, low_open=True)
         self.split_probability = number_arg("split_probability", split_probability, "PBC",
                                             low=0.0, high=1.0, low_open=True, high_open=True)
         self.n_mutations = integer_arg("n_mutations", n_mutations, "PBC", minimum=1)
+        self._kind = CROSSOVERS[self.crossover]
         super().__init__(vars, **kwargs)
-        target = self.target
-        if target.input_names:
-            raise PartitionModelError(
-                f"PBC: the target of partition '{target.name}' depends on the free random "
-                f"variable(s) {target.input_names}. PBC's tempered targets "
-                f"p(z | ...)^(1/t) are valid only while the partition's conditional target "
-                f"is fixed: a variable that NUTS or another step samples between iterations "
-                f"would change every rung's target, and the population would no longer "
-                f"have the product of tempered targets as its stationary distribution (the "
-                f"draws of '{target.name}' would come from a wrong posterior). Make them "
-                f"constants (e.g. fix them at a value, or at their posterior mean from a "
-                f"pilot run)."
-            )
+        _refuse_free_inputs(self.target, "PBC")
+
+    @property
+    def optimising(self):
+        """Optimisation mode: τ_min = t_N < 1."""
+        return bool(self.temperatures[-1] < 1.0)
 
     def start_chain(self, rng):
         super().start_chain(rng)
         self._population = None
+        self._best_log_joint = -np.inf
+        self._best_partition = np.zeros(0, dtype=np.int64)
 
     def step(self, point):
         target = self.target
@@ -260,17 +397,35 @@ class PBC(PartitionStep):
         for member in population.members:
             params, _, data = target.kernel_args(member, values, per_lik)
         population.reset_counts()
-        failed = population.mutate(self._stream, prior_params, params, data, self.n_mutations,
-                                   self.split_probability)
-        if failed >= 0:
-            self._population = None  # reload from the point should sampling go on
-            raise target.impossible_conditional(failed, values, self.move_description)
-        population.update_log_targets(prior_params, params)
-        population.exchange(self._stream, population.n_rungs)
+        stream = self._stream
+        n_rungs = population.n_rungs
+        mutate = n_rungs < 2 or crossover.draw_uniform(stream) < self.mutation_rate
+        if mutate:
+            failed = population.mutate(stream, prior_params, params, data, self.n_mutations,
+                                       self.split_probability)
+            if failed >= 0:
+                self._population = None  # reload from the point should sampling go on
+                raise target.impossible_conditional(failed, values, self.move_description)
+            population.update_log_targets(prior_params, params)
+        else:
+            population.update_log_targets(prior_params, params)
+            try:
+                population.crossover(stream, prior_params, params, data, n_rungs, self._kind,
+                                     self.selection == "boltzmann", self.selection_temperature)
+            except ValueError:
+                self._population = None
+                raise
+        population.exchange(stream, n_rungs)
+        best = int(np.argmax(population.log_targets))
+        if population.log_targets[best] > self._best_log_joint:
+            self._best_log_joint = float(population.log_targets[best])
+            if self.optimising:
+                self._best_partition = _canonical(population.members[best])
         coldest = population.coldest()
         n_blocks, largest, log_joint = summarise(coldest.state, prior_params, params,
                                                  coldest.stats, coldest.labels, coldest.scratch)
         outcomes = population.mutation_outcomes
+        crossed = population.crossover_outcomes
         new_point = dict(point)
         new_point[target.name] = coldest.labels.copy()
         return new_point, [{
@@ -278,13 +433,200 @@ class PBC(PartitionStep):
             "largest_cluster_frac": largest / target.n,
             "log_joint": float(log_joint),
             "log_target": float(log_joint) / float(self.temperatures[-1]),
+            "mutated": bool(mutate),
             "split_proposed": int(outcomes[0] + outcomes[1]),
             "split_accepted": int(outcomes[1]),
             "merge_proposed": int(outcomes[2] + outcomes[3]),
             "merge_accepted": int(outcomes[3]),
+            "crossover_proposed": int(crossed[crossover.REJECTED] + crossed[crossover.ACCEPTED]),
+            "crossover_accepted": int(crossed[crossover.ACCEPTED]),
             "exchange_proposed": population.exchange_proposed.copy(),
             "exchange_accepted": population.exchange_accepted.copy(),
+            "best_log_joint": self._best_log_joint,
+            "best_partition": self._best_partition.copy(),
         }]
 
 
-__all__ = ["PBC", "TemperedPopulation", "check_ladder"]
+def _canonical(member):
+    """The canonical labels of a member's partition (a new (n,) int64 array)."""
+    out = np.empty(member.state.labels.shape[0], dtype=np.int64)
+    canonical_labels(member.state.labels, out, member.scratch)
+    return out
+
+
+def _refuse_free_inputs(target, owner):
+    if target.input_names:
+        raise PartitionModelError(
+            f"{owner}: the target of partition '{target.name}' depends on the free random "
+            f"variable(s) {target.input_names}. PBC's tempered targets "
+            f"p(z | ...)^(1/t) are valid only while the partition's conditional target "
+            f"is fixed: a variable that NUTS or another step samples between iterations "
+            f"would change every rung's target, and the population would no longer "
+            f"have the product of tempered targets as its stationary distribution (the "
+            f"draws of '{target.name}' would come from a wrong posterior). Make them "
+            f"constants (e.g. fix them at a value, or at their posterior mean from a "
+            f"pilot run)."
+        )
+
+
+def _mutation_runs(target, temperatures, draws, n_sweeps, split_probability, seed):
+    """Independent Metropolized Gibbs ("MH") chains, one per temperature (a
+    TemperedPopulation with mutation only): ``(log targets (draws, T), mutation
+    acceptance rate (T,))``, untempered log targets after each of ``draws``
+    iterations of ``n_sweeps`` mutations per item."""
+    point = target.model.initial_point()
+    values, prior_params, per_lik = target.params(point)
+    labels = target.validate_labels(point[target.name])
+    chain = target.new_chain_state(labels, values, per_lik)
+    population = TemperedPopulation(chain, temperatures)
+    for member in population.members:
+        params, _, data = target.kernel_args(member, values, per_lik)
+    stream = new_stream(seed)
+    n_rungs = population.n_rungs
+    log_targets = np.empty((draws, n_rungs))
+    accepted = np.zeros(n_rungs)
+    proposed = np.zeros(n_rungs)
+    tempered = population.tempered(prior_params, params)
+    for t in range(draws):
+        for r in range(n_rungs):
+            member = population.at_rung(r)
+            counts = np.zeros(4, dtype=np.int64)
+            prior_t, params_t = tempered[r]
+            failed = mutation.run_mutations(stream, n_sweeps * target.n, member.state, prior_t,
+                                            params_t, member.stats, data, split_probability,
+                                            counts)
+            if failed >= 0:
+                raise target.impossible_conditional(int(failed), values, "a PBC mutation")
+            accepted[r] += counts[1] + counts[3]
+            proposed[r] += counts.sum()
+        population.update_log_targets(prior_params, params)
+        log_targets[t] = population.log_targets[population.member_of_rung]
+    return log_targets, accepted / np.maximum(proposed, 1)
+
+
+def exchange_acceptance(log_targets_i, log_targets_j, t_i, t_j):
+    r"""Estimate of eq. (12): the mean over all pairs of draws :math:`x_i \sim f_i`,
+    :math:`x_j \sim f_j` of :math:`\min\{1, \exp[(1/t_i - 1/t_j)(\log\pi(x_j) -
+    \log\pi(x_i))]\}` (untempered log targets)."""
+    diff = np.subtract.outer(np.asarray(log_targets_j), np.asarray(log_targets_i))
+    log_r = (1.0 / t_i - 1.0 / t_j) * diff
+    return float(np.mean(np.exp(np.minimum(log_r, 0.0))))
+
+
+def pbc_ladder(vars=None, model=None, *, tau_min=1.0, tau_max=None, acceptance=(0.6, 0.7),
+               max_temperature=1000.0, hot_fraction=0.9, grid_size=40, draws=200, burn=None,
+               n_sweeps=1, split_probability=0.5, seed=None):
+    r"""A temperature ladder for :class:`PBC` by the recipe of Goswami, Liu & Wong
+    (2005), §4: two preliminary runs; τ_max from the first, then the rungs placed so
+    that the estimated exchange acceptance between neighbours (eq. 12) is in
+    ``acceptance`` (60-70 %).
+
+    The paper defers the details to Goswami & Liu; this reading of them:
+
+    1. **τ_max** (unless given): Metropolized Gibbs chains (the §3.1 mutation,
+       ``n_sweeps`` sweeps' worth per draw) at τ_min 2^k up to ``max_temperature``;
+       τ_max is the first whose mutation acceptance rate reaches ``hot_fraction`` of
+       the rate at ``max_temperature`` (where the target is nearly the prior's
+       support: local moves are then almost free; a constrained prior such as
+       FixedBlocks refuses its splits at every temperature, hence a relative rule).
+    2. **Rungs**: chains at ``grid_size`` geometric temperatures between τ_min and
+       τ_max; from their untempered log targets, eq. (12)'s acceptance Â between any
+       two grid temperatures (:func:`exchange_acceptance`, all pairs of draws). From
+       τ_min upwards, the next rung is the hottest grid temperature whose Â with the
+       current rung is at least ``acceptance[0]`` (so, on a fine grid, in the 60-70 %
+       band), until τ_max, which is always the last (hottest) rung.
+
+    Parameters
+    ----------
+    vars : partition variable or list of one, optional
+        Default: the model's only partition variable.
+    model : pm.Model, optional
+        Default: the model on the context stack. Its partition target must be fixed
+        (no free random variable in it), as for :class:`PBC`.
+    tau_min : float > 0
+        The coldest temperature (1 to sample, < 1 to optimise).
+    tau_max : float > tau_min, optional
+        Skip the first run.
+    acceptance : (low, high)
+        The target band for Â between neighbours (``high`` is reported, not enforced:
+        the grid decides how close to ``low`` each rung lands).
+    draws, burn : int
+        Draws per preliminary chain, of which the first ``burn`` (default draws // 4)
+        are discarded.
+    seed : int or None
+        Seed of the preliminary runs.
+
+    Returns
+    -------
+    temperatures : (N,) float64
+        :math:`t_1 = 	au_{max} > \dots > t_N = 	au_{min}` (the :class:`PBC` order).
+    acceptances : (N - 1,) float64
+        Â between rungs r and r + 1 (eq. 12, estimated from the second run).
+    """
+    if vars is None:
+        model = modelcontext(model)
+        vars = [rv for rv in model.free_RVs if isinstance(rv.owner.op, PartitionPriorRV)]
+        if len(vars) != 1:
+            raise ValueError(f"pbc_ladder: the model has {len(vars)} partition variables; "
+                             f"name one with 'vars'.")
+    model, value_vars = step_arguments("pbc_ladder", vars, model, None, "[z]")
+    if len(value_vars) != 1:
+        raise ValueError(f"pbc_ladder: one partition variable, got "
+                         f"{[v.name for v in value_vars]}.")
+    target = PartitionTarget(model, value_vars[0], "pbc_ladder")
+    _refuse_free_inputs(target, "pbc_ladder")
+    tau_min = number_arg("tau_min", tau_min, "pbc_ladder", low=0.0, low_open=True)
+    max_temperature = number_arg("max_temperature", max_temperature, "pbc_ladder",
+                                 low=tau_min, low_open=True)
+    if tau_max is not None:
+        tau_max = number_arg("tau_max", tau_max, "pbc_ladder", low=tau_min, low_open=True)
+    try:
+        low, high = (float(a) for a in acceptance)
+    except (TypeError, ValueError):
+        low = high = np.nan
+    if not (0.0 < low < high <= 1.0):
+        raise ValueError(f"pbc_ladder: 'acceptance' must be a pair 0 < low < high <= 1, got "
+                         f"{acceptance!r}.")
+    hot_fraction = number_arg("hot_fraction", hot_fraction, "pbc_ladder", low=0.0, high=1.0,
+                              low_open=True)
+    grid_size = integer_arg("grid_size", grid_size, "pbc_ladder", minimum=2)
+    draws = integer_arg("draws", draws, "pbc_ladder", minimum=2)
+    burn = draws // 4 if burn is None else integer_arg("burn", burn, "pbc_ladder", minimum=0)
+    if burn >= draws:
+        raise ValueError(f"pbc_ladder: 'burn' ({burn}) must be smaller than 'draws' ({draws}).")
+    n_sweeps = integer_arg("n_sweeps", n_sweeps, "pbc_ladder", minimum=1)
+    split_probability = number_arg("split_probability", split_probability, "pbc_ladder",
+                                   low=0.0, high=1.0, low_open=True, high_open=True)
+    seeds = np.random.SeedSequence(seed).spawn(2)
+    if tau_max is None:
+        k = int(np.ceil(np.log2(max_temperature / tau_min)))
+        grid = np.unique(np.append(tau_min * 2.0 ** np.arange(k, -1, -1), max_temperature))[::-1]
+        grid = grid[grid <= max_temperature]
+        _, rates = _mutation_runs(target, grid, draws, n_sweeps, split_probability, seeds[0])
+        hot = np.flatnonzero(rates >= hot_fraction * rates[0])  # grid[0] = max_temperature
+        tau_max = float(grid[hot.max()]) if hot.size else float(max_temperature)
+        if tau_max <= tau_min:
+            tau_max = float(grid[-2])
+    grid = np.geomspace(tau_max, tau_min, grid_size)  # hottest first
+    log_targets, _ = _mutation_runs(target, grid, draws, n_sweeps, split_probability,
+                                    seeds[1])
+    kept = log_targets[burn:]
+
+    def a_hat(a, b):
+        return exchange_acceptance(kept[:, a], kept[:, b], grid[a], grid[b])
+
+    rungs = [grid_size - 1]  # indices into grid, from the coldest
+    while rungs[-1] > 0:
+        current = rungs[-1]
+        nxt = current - 1
+        for candidate in range(current - 1, -1, -1):  # hotter and hotter
+            if a_hat(candidate, current) >= low:
+                nxt = candidate
+        rungs.append(nxt)
+    rungs = rungs[::-1]  # hottest first
+    temperatures = grid[rungs]
+    acceptances = np.array([a_hat(a, b) for a, b in itertools.pairwise(rungs)])
+    return temperatures, acceptances
+
+
+__all__ = ["PBC", "TemperedPopulation", "check_ladder", "exchange_acceptance", "pbc_ladder"]
