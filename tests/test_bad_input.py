@@ -337,6 +337,64 @@ step_case("CoupledGibbs.scan-systematic-with-split_merge",
           lambda m: pmp.CoupledGibbs([m["z"]], scan="systematic", split_merge=True), VE, "scan")
 
 
+# PBC (issue 15): its target must be fixed, so its model has a constant alpha; every
+# option is checked before the model is read.
+def pbc_case(label, make, error, arg):
+    def call():
+        with pm.Model() as model:
+            z = pmp.CRP("z", alpha=1.0, n=N, summaries=False)
+            pmp.CollapsedBetaBernoulli("y", partition=z, observed=BINARY)
+            make(model)
+    case("step", label, call, error, arg)
+
+
+LADDER = (4.0, 2.0, 1.0)
+for label, vars_, error in [
+    ("None", lambda m: None, TE), ("empty", lambda m: [], VE), ("name", lambda m: "z", TE),
+    ("array", lambda m: [np.zeros(N)], TE),
+]:
+    pbc_case(f"PBC.vars-{label}", lambda m, v=vars_: pmp.PBC(v(m), temperatures=LADDER),
+             error, "vars")
+for label, value, error in [
+    ("None", None, VE), ("empty", [], VE), ("increasing", [1.0, 2.0], VE),
+    ("repeated", [2.0, 2.0], VE), ("negative", [2.0, -1.0], VE), ("nan", [np.nan, 1.0], VE),
+    ("inf", [np.inf, 1.0], VE), ("matrix", [[2.0, 1.0]], VE), ("str", "hot", VE),
+]:
+    pbc_case(f"PBC.temperatures-{label}", lambda m, v=value: pmp.PBC([m["z"]], temperatures=v),
+             error, "temperatures")
+for arg, values in [
+    ("crossover", [("unknown", "three_new", VE), ("None", None, VE), ("dash", "one-new", VE)]),
+    ("selection", [("unknown", "best", VE), ("None", None, VE)]),
+    ("selection_temperature", [("zero", 0.0, VE), ("negative", -1.0, VE), ("nan", np.nan, VE),
+                               ("str", "1", TE)]),
+    ("mutation_rate", [("zero", 0.0, VE), ("above-one", 1.5, VE), ("nan", np.nan, VE),
+                       ("str", "0.3", TE)]),
+    ("split_probability", [("zero", 0.0, VE), ("one", 1.0, VE), ("None", None, TE)]),
+    ("n_mutations", [(label, value, error) for label, value, error in COUNT_BAD]),
+]:
+    for label, value, error in values:
+        pbc_case(f"PBC.{arg}-{label}",
+                 lambda m, a=arg, v=value: pmp.PBC([m["z"]], temperatures=LADDER, **{a: v}),
+                 error, arg)
+step_case("PBC.free-hyperparameter", lambda m: pmp.PBC([m["z"]], temperatures=LADDER),
+          PartitionModelError, "a")
+for arg, values in [
+    ("tau_min", [("zero", 0.0, VE), ("negative", -1.0, VE), ("nan", np.nan, VE)]),
+    ("tau_max", [("below-tau_min", 0.5, VE), ("str", "60", TE)]),
+    ("acceptance", [("reversed", (0.7, 0.6), VE), ("scalar", 0.6, VE), ("above-one", (0.6, 1.2), VE)]),
+    ("grid_size", [("one", 1, VE), ("fraction", 2.5, VE)]),
+    ("draws", [("one", 1, VE), ("None", None, TE)]),
+    ("hot_fraction", [("zero", 0.0, VE), ("above-one", 1.5, VE)]),
+]:
+    for label, value, error in values:
+        pbc_case(f"pbc_ladder.{arg}-{label}",
+                 lambda m, a=arg, v=value: pmp.pbc_ladder([m["z"]], **{a: v}), error, arg)
+pbc_case("pbc_ladder.burn-not-below-draws",
+         lambda m: pmp.pbc_ladder([m["z"]], draws=10, burn=10), VE, "burn")
+step_case("pbc_ladder.free-hyperparameter", lambda m: pmp.pbc_ladder([m["z"]]),
+          PartitionModelError, "a")
+
+
 # Hyperparameter steps (issue 17): step_model's "a" is a Gamma concentration read by
 # the CRP alone (EscobarWest's and HyperSlice's).
 for step in (pmp.EscobarWest, pmp.HyperSlice):
@@ -786,7 +844,8 @@ def test_the_table_covers_every_public_constructor_and_step():
     ids = " ".join(p.id for p in CASES)
     public = [
         "CRP", "PitmanYor", "FixedBlocks", "MFM", "ProperColoring", "IRM", "KMeansEnergy",
-        "Gibbs", "SplitMerge", "CoupledGibbs", "EscobarWest", "HyperSlice",
+        "Gibbs", "SplitMerge", "CoupledGibbs", "EscobarWest", "HyperSlice", "PBC",
+        "pbc_ladder",
         *[n for n in pmp.__all__ if n.startswith("Collapsed")],
         "point_estimate", "dahl_estimate", "expected_loss", "credible_ball",
         "similarity_matrix", "add_partition_statistics", "sample_block_parameters",

@@ -202,6 +202,8 @@ def population_draws(model, temperatures, draws, *, chains=4, seed=0, start=None
         if kind is not None:
             assert population.crossover_outcomes[crossover.ACCEPTED] > 0
             assert population.crossover_outcomes[crossover.REJECTED] > 0
+            assert 0 < population.crossover_changed <= population.crossover_outcomes[
+                crossover.ACCEPTED]
     return np.stack(out)
 
 
@@ -504,6 +506,8 @@ def test_pbc_step_exact(kind, selection):
     accepted_x = stats["crossover_accepted"].values
     assert np.all(crossed[mutated] == 0) and np.all(crossed <= len(LADDER))
     assert 0 < accepted_x.sum() < crossed.sum() and np.all(accepted_x <= crossed)
+    changed = stats["crossover_changed"].values
+    assert 0 < changed.sum() and np.all(changed <= accepted_x)
     proposed = np.asarray(stats["exchange_proposed"].values, dtype=np.int64)
     accepted = np.asarray(stats["exchange_accepted"].values, dtype=np.int64)
     assert proposed.shape == (4, 2500, len(LADDER) - 1)
@@ -618,3 +622,16 @@ def test_pbc_exported():
     """pmp.PBC is public but chosen with step=, never assigned by pm.sample."""
     assert pmp.PBC is PBC and "PBC" in pmp.__all__ and "pbc_ladder" in pmp.__all__
     assert PBC not in pm.step_methods.STEP_METHODS
+
+
+def test_same_partition():
+    """The 'changed' count of accepted crossovers rests on this partition equality."""
+    maps = np.zeros((2, 5), dtype=np.int64)
+    same = [([0, 0, 1, 2, 1], [3, 3, 0, 4, 0]), ([0, 1, 2, 3, 4], [4, 3, 2, 1, 0])]
+    differ = [([0, 0, 1, 2, 1], [0, 0, 1, 1, 1]), ([0, 0, 1, 2, 1], [0, 1, 1, 2, 1]),
+              ([0, 0, 0, 0, 0], [0, 0, 0, 0, 1])]
+    for x, y in same:
+        assert crossover.same_partition(np.array(x), np.array(y), *maps)
+    for x, y in differ:
+        assert not crossover.same_partition(np.array(x), np.array(y), *maps)
+        assert not crossover.same_partition(np.array(y), np.array(x), *maps)

@@ -95,7 +95,9 @@ SCSC:ONE-NEW (§3.4, eqs. 6-8) and SCRC (§3.5, eqs. 9-10)
     selection g(p, j, x) does not depend on the state, so for ONE-NEW and
     SAME-SIZE (Q_p the same both ways) the ratio is the target ratio alone; for
     Boltzmann selection g changes with the child's energy. A proposal equal to the
-    current state (SCRC can reallocate H as it was) is accepted (ratio 1).
+    current state (SCRC can reallocate H as it was) is accepted (ratio 1); the step
+    counts the accepted crossovers that changed a partition apart
+    (:func:`same_partition`).
 
 Representation: members are kernel states (``PartitionState`` + statistics); the
 moves relocate items between the existing slots of a member (a slot emptied on
@@ -252,6 +254,27 @@ def draw_uniform(stream):
     """One uniform on [0, 1) from ``stream`` (Algorithm 4.1's choice between mutation
     and crossover)."""
     return uniform(stream)
+
+
+@entry
+def same_partition(x, y, map_xy, map_yx):
+    """Whether label arrays ``x`` and ``y`` ((n,) int64, labels in [0, n)) define the
+    same partition of the items: a bijection between their labels. ``map_xy``,
+    ``map_yx``: (n,) int64 scratch. O(n). (A crossover can be accepted without
+    changing the partition: SCRC may reallocate H as it was; ONE-NEW swaps two
+    whole child blocks lying in one parent block.)"""
+    n = x.shape[0]
+    for h in range(n):
+        map_xy[x[h]] = -1
+        map_yx[y[h]] = -1
+    for h in range(n):
+        a, b = x[h], y[h]
+        if map_xy[a] < 0 and map_yx[b] < 0:
+            map_xy[a] = b
+            map_yx[b] = a
+        elif map_xy[a] != b or map_yx[b] != a:
+            return False
+    return True
 
 
 # ------------------------------------------------------------ intersection table

@@ -129,7 +129,7 @@ class CoupledGibbs(PartitionStep):
         if target.input_names:
             raise PartitionModelError(
                 f"CoupledGibbs: the target of partition '{target.name}' depends on the free "
-                f"variable(s) {target.input_names}; the coupled estimator needs a fixed "
+                f"variable(s) {target.input_rv_names}; the coupled estimator needs a fixed "
                 f"target (its unbiasedness is for one posterior of '{target.name}'). Make "
                 f"them constants (e.g. fix them at a value, or at their posterior mean from "
                 f"a pilot run)."

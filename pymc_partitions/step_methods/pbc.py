@@ -52,7 +52,8 @@ def check_ladder(temperatures, owner="PBC"):
             f"t_1 > ... > t_N, got {temperatures!r}."
         )
     if not (np.all(np.isfinite(temps)) and np.all(temps > 0)):
-        raise ValueError(f"{owner}: every temperature must be finite and > 0, got {temps}.")
+        raise ValueError(f"{owner}: every entry of 'temperatures' must be finite and > 0, "
+                         f"got {temps}.")
     if np.any(np.diff(temps) >= 0):
         raise ValueError(
             f"{owner}: 'temperatures' must be strictly decreasing (t_1 > ... > t_N, the "
@@ -78,7 +79,9 @@ class TemperedPopulation:
     :meth:`update_log_targets`); ``mutation_outcomes`` (4,) int64 (split rejected,
     split accepted, merge rejected, merge accepted, summed over members);
     ``exchange_proposed``, ``exchange_accepted`` (N - 1,) int64 per adjacent pair
-    (r, r + 1). The counters accumulate; :meth:`reset_counts` zeroes them.
+    (r, r + 1); ``crossover_outcomes`` (3,) int64 (no move possible, rejected,
+    accepted) and ``crossover_changed``, the accepted crossovers that changed a
+    member's partition. The counters accumulate; :meth:`reset_counts` zeroes them.
     """
 
     def __init__(self, chain, temperatures):
@@ -92,6 +95,7 @@ class TemperedPopulation:
         self.exchange_proposed = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
         self.exchange_accepted = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
         self.crossover_outcomes = np.zeros(3, dtype=np.int64)
+        self.crossover_changed = 0
         self._tempered = None
         self._tempered_of = None
         n = chain.state.labels.shape[0]
@@ -100,6 +104,8 @@ class TemperedPopulation:
         self._cnz = np.zeros(n, dtype=np.int64)
         self._buf = np.zeros(n, dtype=np.int64)
         self._old = np.zeros(n, dtype=np.int64)
+        self._before = np.zeros((2, n), dtype=np.int64)
+        self._maps = np.zeros((2, n), dtype=np.int64)
         self._lw = np.zeros(n_rungs)
         self._lw_scratch = np.zeros(n_rungs)
 
@@ -110,6 +116,7 @@ class TemperedPopulation:
     def reset_counts(self):
         self.mutation_outcomes[:] = 0
         self.crossover_outcomes[:] = 0
+        self.crossover_changed = 0
         self.exchange_proposed[:] = 0
         self.exchange_accepted[:] = 0
 
@@ -186,21 +193,32 @@ class TemperedPopulation:
                                         self.member_of_rung, lw, self._lw_scratch)
         if a < 0:
             return -1, 0.0
+        # The labels before, to count accepted crossovers that change a partition.
+        moved = [self.at_rung(a), self.at_rung(b)] if kind == crossover.TWO_NEW else [
+            self.at_rung(b)]
+        for row, member in enumerate(moved):
+            self._before[row] = member.state.labels
         if kind == crossover.TWO_NEW:
-            mi, mj = self.at_rung(a), self.at_rung(b)
-            return crossover.two_new_update(
+            mi, mj = moved
+            outcome, log_ratio = crossover.two_new_update(
                 stream, a, b, mi.state, mi.stats, mj.state, mj.stats, prior_params, params,
                 data, self.inv_temps, self.log_targets, self.member_of_rung, inv_s, boltzmann,
                 lw, table, rnz, cnz, buf)
-        other = 2 * b - a  # the child's other neighbour, if any
-        if not 0 <= other < self.n_rungs:
-            other = -1
-        parent, child = self.at_rung(a), self.at_rung(b)
-        other_state = self.at_rung(other).state if other >= 0 else parent.state
-        return crossover.guided_update(
-            stream, kind, a, b, other, parent.state, other_state, child.state, child.stats,
-            prior_params, params, data, self.inv_temps, self.log_targets, self.member_of_rung,
-            inv_s, boltzmann, lw, table, rnz, cnz, buf, self._old)
+        else:
+            other = 2 * b - a  # the child's other neighbour, if any
+            if not 0 <= other < self.n_rungs:
+                other = -1
+            parent, child = self.at_rung(a), self.at_rung(b)
+            other_state = self.at_rung(other).state if other >= 0 else parent.state
+            outcome, log_ratio = crossover.guided_update(
+                stream, kind, a, b, other, parent.state, other_state, child.state,
+                child.stats, prior_params, params, data, self.inv_temps, self.log_targets,
+                self.member_of_rung, inv_s, boltzmann, lw, table, rnz, cnz, buf, self._old)
+        if outcome == crossover.ACCEPTED and not all(
+                crossover.same_partition(self._before[row], member.state.labels, *self._maps)
+                for row, member in enumerate(moved)):
+            self.crossover_changed += 1
+        return outcome, log_ratio
 
     def exchange(self, stream, n_updates):
         """``n_updates`` §3.6 random exchanges (needs current :attr:`log_targets`)."""
@@ -313,6 +331,11 @@ class PBC(PartitionStep):
         This iteration's crossovers that could be proposed (a pair without two
         usable blocks cannot, §3.3) and those accepted (a reallocation equal to the
         current state counts as accepted).
+    crossover_changed : int
+        Those accepted that changed a member's partition (an accepted SCRC
+        reallocation may restore H as it was; a ONE-NEW swap of two whole child
+        blocks inside one parent block relabels them): the acceptance rate to set
+        beside the paper's Tables 3 and 5.
     exchange_proposed, exchange_accepted : (N - 1,) int64
         This iteration's exchanges per adjacent pair of rungs (index r: rungs r and
         r + 1, hottest first); they come out of ``pm.sample`` as (chain, draw, N - 1)
@@ -343,6 +366,7 @@ class PBC(PartitionStep):
         "merge_accepted": (np.int64, []),
         "crossover_proposed": (np.int64, []),
         "crossover_accepted": (np.int64, []),
+        "crossover_changed": (np.int64, []),
         # (N - 1,) arrays per draw: PyMC's trace stores stats as scalars, so they
         # travel as objects (as pmp.CoupledGibbs' coupled_labels).
         "exchange_proposed": (object, []),
@@ -440,6 +464,7 @@ class PBC(PartitionStep):
             "merge_accepted": int(outcomes[3]),
             "crossover_proposed": int(crossed[crossover.REJECTED] + crossed[crossover.ACCEPTED]),
             "crossover_accepted": int(crossed[crossover.ACCEPTED]),
+            "crossover_changed": int(population.crossover_changed),
             "exchange_proposed": population.exchange_proposed.copy(),
             "exchange_accepted": population.exchange_accepted.copy(),
             "best_log_joint": self._best_log_joint,
@@ -458,7 +483,7 @@ def _refuse_free_inputs(target, owner):
     if target.input_names:
         raise PartitionModelError(
             f"{owner}: the target of partition '{target.name}' depends on the free random "
-            f"variable(s) {target.input_names}. PBC's tempered targets "
+            f"variable(s) {target.input_rv_names}. PBC's tempered targets "
             f"p(z | ...)^(1/t) are valid only while the partition's conditional target "
             f"is fixed: a variable that NUTS or another step samples between iterations "
             f"would change every rung's target, and the population would no longer "
@@ -559,7 +584,7 @@ def pbc_ladder(vars=None, model=None, *, tau_min=1.0, tau_max=None, acceptance=(
     Returns
     -------
     temperatures : (N,) float64
-        :math:`t_1 = 	au_{max} > \dots > t_N = 	au_{min}` (the :class:`PBC` order).
+        :math:`t_1 = \tau_{max} > \dots > t_N = \tau_{min}` (the :class:`PBC` order).
     acceptances : (N - 1,) float64
         Â between rungs r and r + 1 (eq. 12, estimated from the second run).
     """

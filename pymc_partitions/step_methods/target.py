@@ -187,6 +187,9 @@ class PartitionTarget:
                 f"The hyperparameters depend on partition '{self.rv.name}' itself."
             )
         self.input_names = [v.name for v in self.input_vars]
+        # The random variables' own names ('a', not its value variable 'a_log__'),
+        # for messages.
+        self.input_rv_names = [model.values_to_rvs[v].name for v in self.input_vars]
         kwargs = dict(compile_kwargs or {})
         kwargs.setdefault("on_unused_input", "ignore")
         if small_function_mode() is not None:
