@@ -127,7 +127,7 @@ def bench(name, model, temperatures, repeats, burn_in, seed):
     print(f"  {'N Gibbs sweeps':<28}{1e3 * sweeps:9.3f} ms   1.00")
     print(f"  {'mutation iteration':<28}{1e3 * mutation:9.3f} ms {mutation / sweeps:6.2f}")
     for label, (kind, boltzmann) in KINDS.items():
-        cross = median_time(lambda: crossover_iteration(kind, boltzmann), repeats)
+        cross = median_time(lambda k=kind, b=boltzmann: crossover_iteration(k, b), repeats)
         pbc = MUTATION_RATE * mutation + (1 - MUTATION_RATE) * cross
         print(f"  {label + ' crossover iter.':<28}{1e3 * cross:9.3f} ms {cross / sweeps:6.2f}"
               f"   PBC iteration (p_m = 0.3): {1e3 * pbc:8.3f} ms {pbc / sweeps:6.2f}")
