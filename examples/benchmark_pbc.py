@@ -17,8 +17,8 @@ The population (``TemperedPopulation``, the code ``pmp.PBC`` runs inside ``pm.sa
 starts from a random 5-block partition and runs ``--burn-in`` PBC iterations
 (TWO-NEW-r-r); then the median over ``--repeats`` of the seconds of:
 
-- a **mutation iteration**: every member mutated n times (one pass, §3.1), the N log
-  targets, N random exchanges (§3.6);
+- a **mutation iteration**: every member mutated n times (n uniformly drawn items, a
+  pass's worth, §3.1), the N log targets, N random exchanges (§3.6);
 - a **crossover iteration** of each kind: N crossovers (§3.3-3.5, the paper's
   selection: "-r-r" for the SCSC kinds' first rows, "-b-b" for all), N exchanges;
 - a **PBC iteration** at mutation rate p_m = 0.3: 0.3 mutation + 0.7 crossover
