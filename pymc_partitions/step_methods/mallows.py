@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 from pymc.step_methods.compound import Competence
+from scipy.special import betaln
 
 from pymc_partitions.compat import ancestors, assigning_model, small_function_mode
 from pymc_partitions.distributions.mallows import (
@@ -14,6 +15,7 @@ from pymc_partitions.distributions.mallows import (
 )
 from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, partition_size
 from pymc_partitions.distributions.validation import integer_arg
+from pymc_partitions.kernels import mallows_beta as mb
 from pymc_partitions.kernels import mallows_gibbs as mg
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.partitions import canonicalize
@@ -22,8 +24,9 @@ from pymc_partitions.step_methods.target import PartitionModelError
 
 #: Blocks reported per draw by default (``max_reported_clusters``).
 DEFAULT_REPORTED = 64
-METHODS = ("slice",)
-PLANNED = ("beta", "exact_beta")
+METHODS = ("slice", "exact_beta", "beta")
+#: Methods that integrate theta out in the reassignment (Beta-Gibbs, Figure 5).
+BETA_METHODS = ("exact_beta", "beta")
 
 
 def mallows_likelihoods(model, rv):
@@ -117,6 +120,9 @@ class MallowsGibbs(PartitionStep):
     """
 
     name = "mallows_gibbs"
+    #: Negative control only: the paper's Figure 5 order in step 2 of the Beta-Gibbs
+    #: methods (sigma | stale theta first). Invalid; see the class docstring.
+    _figure5_order = False
     move_description = "a Slice-Gibbs sweep"
     stats_dtypes_shapes = {  # noqa: RUF012 - PyMC's protocol; shapes set per instance
         **PartitionStep.stats_dtypes_shapes,
@@ -129,13 +135,8 @@ class MallowsGibbs(PartitionStep):
                  max_reported_clusters=None, slice_width=1.0, *, model=None, blocked=False,
                  rng=None, initial_point=None, compile_kwargs=None):
         owner = "MallowsGibbs"
-        if method in PLANNED:
-            raise NotImplementedError(
-                f"{owner}: method={method!r} (Beta-Gibbs) is not implemented yet; use "
-                f"method='slice'.")
-        if method not in METHODS:
-            raise ValueError(f"{owner}: 'method' must be one of {METHODS + PLANNED}, got "
-                             f"{method!r}.")
+        if not isinstance(method, str) or method not in METHODS:
+            raise ValueError(f"{owner}: 'method' must be one of {METHODS}, got {method!r}.")
         self.method = method
         self.n_gibbs = integer_arg("n_gibbs", n_gibbs, owner, minimum=1)
         self.n_slices = integer_arg("n_slices", n_slices, owner, minimum=1)
@@ -209,6 +210,22 @@ class MallowsGibbs(PartitionStep):
         self.log_bt1 = log_bt1
         self.log_prior_norm = np.array([log_beta_tilde(nu * r[j], nu + 1.0, n - 1 - j)
                                         for j in range(self.T)])
+        # Beta-Gibbs: the code table of a new cluster's sigma and the prior's row of
+        # the predictive table (stages no ranking of a cluster reaches), finite
+        # (B~ of eq. 14) or the paper's infinite-n Beta functions (Lemma 4).
+        self.finite = self.method != "beta"
+        if self.finite:
+            self.log_bt1_sigma = log_bt1
+            log_prior_pred = log_bt1 - self.log_prior_norm[:, None]
+        else:
+            v = np.arange(n, dtype=np.float64)
+            a = nu * r[:, None] + v[None, :]
+            self.log_bt1_sigma = np.where(v[None, :] <= n - 1 - np.arange(self.T)[:, None],
+                                          betaln(a, nu + 2.0), -np.inf)
+            log_prior_pred = self.log_bt1_sigma - betaln(nu * r, nu + 1.0)[:, None]
+        self.log_prior_pred = np.ascontiguousarray(log_prior_pred)
+        gl_x, gl_w = np.polynomial.legendre.leggauss(mb.GL_NODES)
+        self.gl_x, self.gl_w = gl_x.astype(np.float64), gl_w.astype(np.float64)
         alpha = rv.owner.op.dist_params(rv.owner)[0]
         outs = model.replace_rvs_by_values([alpha])
         needed = set(ancestors(outs))
@@ -270,6 +287,7 @@ class MallowsGibbs(PartitionStep):
             "alive": np.empty(n, dtype=np.bool_), "colsum": np.empty(n),
             "sums": np.empty(T, dtype=np.int64), "order": np.arange(N, dtype=np.int64),
             "status": np.zeros(1, dtype=np.int64),
+            "node_theta": np.empty(mb.MAX_NODES), "node_logw": np.empty(mb.MAX_NODES),
         }
         if not mg.prior_parameters(ch["sizes"], ch["sigma"], ch["pos"], ch["theta"], self.nu,
                                    self.r, self._stream):
@@ -289,6 +307,10 @@ class MallowsGibbs(PartitionStep):
             "theta": np.ones((cap, T)),
             "free": np.zeros(cap, dtype=np.int64),
         }
+        if self.method in BETA_METHODS:
+            new["sums"] = np.zeros((cap, T), dtype=np.int64)
+            new["log_pred"] = np.zeros((cap, T, n))
+            new["member"] = np.zeros(cap, dtype=np.int64)
         if old is not None:
             c = old["sizes"].shape[0]
             for key, value in new.items():
@@ -299,8 +321,10 @@ class MallowsGibbs(PartitionStep):
     def _grow(self, ch):
         old_cap = ch["sizes"].shape[0]
         cap = min(self.N + 1, 2 * old_cap)
-        old = {k: ch[k] for k in ("sizes", "counts", "n_at_least", "sigma", "pos", "theta",
-                                  "free")}
+        keys = ("sizes", "counts", "n_at_least", "sigma", "pos", "theta", "free")
+        if self.method in BETA_METHODS:
+            keys += ("sums", "log_pred", "member")
+        old = {k: ch[k] for k in keys}
         self._alloc(ch, cap, old)
         nf = int(ch["n_free"][0])
         added = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
@@ -308,17 +332,49 @@ class MallowsGibbs(PartitionStep):
         ch["n_free"][0] = nf + added.size
 
     def _update_parameters(self, ch):
+        """Step 2 (cluster parameters); returns (accepted, proposed) sigma proposals."""
         s = ch["scratch"]
-        return mg.update_parameters(
+        if self.method in BETA_METHODS:
+            accepted = mb.update_parameters_beta(
+                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
+                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], self.nu, self.r,
+                self.log_bt1_sigma, self.finite, self._figure5_order, self.n_gibbs,
+                self._stream, s["weights"], s["proposal"], s["proposal_pos"], s["alive"],
+                s["colsum"], s["sums"], ch["member"], s["taken"], s["placed"], s["rest"],
+                s["status"])
+            self._check_status(s)
+            return accepted, self.n_gibbs * int(np.count_nonzero(ch["sizes"] > 1))
+        accepted = mg.update_parameters(
             ch["sizes"], ch["counts"], ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"],
             self.nu, self.r, self.n_gibbs, self.n_slices, self.width, 50, self._stream,
             s["weights"], s["proposal"], s["proposal_pos"], s["alive"], s["colsum"], s["sums"])
+        return accepted, self.n_gibbs * int(np.count_nonzero(ch["sizes"]))
+
+    def _check_status(self, s):
+        if s["status"][0]:
+            s["status"][0] = 0
+            raise RuntimeError("MallowsGibbs: an exact theta draw (rejection sampling) "
+                               f"rejected every proposal (nu = {self.nu}).")
 
     def _reassign(self, ch, alpha):
         s = ch["scratch"]
         order = s["order"]
         start = 0
         while True:
+            if self.method in BETA_METHODS:
+                stop = mb.reassign_items_beta(
+                    self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
+                    ch["n_at_least"], ch["sums"], ch["log_pred"], ch["sigma"], ch["pos"],
+                    ch["theta"], ch["free"], ch["n_free"], order, start, math.log(alpha),
+                    self.log_new, self.nu, self.r, self.log_bt1_sigma, self.log_prior_pred,
+                    self.finite, self.gl_x, self.gl_w, self._stream, s["log_w"], s["cand"],
+                    s["tree"], s["codes"], s["taken"], s["placed"], s["rest"],
+                    s["node_theta"], s["node_logw"], s["status"])
+                if stop < 0:
+                    break
+                self._grow(ch)
+                start = stop
+                continue
             stop = mg.reassign_items(
                 self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
                 ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
@@ -329,9 +385,7 @@ class MallowsGibbs(PartitionStep):
                 break
             self._grow(ch)
             start = stop
-        if s["status"][0]:
-            raise RuntimeError("MallowsGibbs: an exact theta draw for a new cluster failed "
-                               f"after {mg.MAX_REJECTIONS} proposals (nu = {self.nu}).")
+        self._check_status(s)
 
     # ------------------------------------------------------------------ one iteration
     def step(self, point):
@@ -341,7 +395,7 @@ class MallowsGibbs(PartitionStep):
         if ch is None or not np.array_equal(labels, ch["canon"]):
             ch = self._new_chain(labels)
         self._reassign(ch, alpha)
-        accepted = self._update_parameters(ch)
+        accepted, proposed = self._update_parameters(ch)
         sizes = ch["sizes"]
         occupied = np.flatnonzero(sizes)
         K = occupied.size
@@ -369,7 +423,7 @@ class MallowsGibbs(PartitionStep):
             "n_clusters": int(K),
             "largest_cluster_frac": float(block_sizes.max()) / self.N,
             "log_joint": float(log_prior + log_lik),
-            "sigma_accept": float(accepted) / (K * self.n_gibbs),
+            "sigma_accept": float(accepted) / proposed if proposed else np.nan,
             "mallows_sigma": sigma_out,
             "mallows_theta": theta_out,
         }
