@@ -531,10 +531,10 @@ def update_parameters_beta(orderings, lengths, labels, sizes, counts, n_at_least
                 status[0] = 1
         # valid: theta, sigma, theta, ..., sigma, theta; Figure 5: sigma, theta, ..., theta
         for g in range(rounds + 1):
-            if not (figure5_order and rounds > 0 and g == 0):
-                if not _draw_theta_given_sigma(counts[c], n_at_least[c], pos[c], theta[c], nu,
-                                               r, finite, sums, stream):
-                    status[0] = 1
+            stale_first = figure5_order and rounds > 0 and g == 0
+            if not stale_first and not _draw_theta_given_sigma(
+                    counts[c], n_at_least[c], pos[c], theta[c], nu, r, finite, sums, stream):
+                status[0] = 1
             if g < rounds:
                 weighted_counts(counts[c], theta[c], weights)
                 accepted += sigma_stagewise_mh(weights, sigma[c], pos[c], stream, proposal,
