@@ -108,6 +108,17 @@ def test_rankings(no_network):
     ranks = pmp.datasets.load_apa_rankings()
     assert ranks.data.shape == (5738, 5)
     assert np.all(np.sort(ranks.data, axis=1) == np.arange(1, 6))  # each row a permutation
+    # Published facts the rank representation must reproduce (Diaconis's numbering,
+    # column c = candidate c + 1): candidate 3, the winner, has the most first choices
+    # among complete ballots (1609); the Hare count (eliminate the fewest first
+    # choices) elects candidate 3. Reading the file's rows as ranks gave candidate 2.
+    assert np.bincount(np.argmax(ranks.data == 1, axis=1)).tolist() == [1053, 775, 1609, 1172, 1129]
+    alive = list(range(5))
+    while len(alive) > 1:
+        sub = ranks.data[:, alive]
+        first = np.bincount(np.argmin(sub, axis=1), minlength=len(alive))
+        alive.pop(int(np.argmin(first)))
+    assert alive == [2]
     top = pmp.datasets.load_apa_top_orderings()
     assert top.data.shape == (15449, 5)
     lengths, counts = np.unique(top.extra["lengths"], return_counts=True)

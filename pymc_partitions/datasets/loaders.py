@@ -119,7 +119,8 @@ FILES = {
     "apa_ranks": FileInfo(
         "rankings/apa1980_diaconis_5738x5_ranks.csv", "9e11ca1f264f0e02", 57430,
         source="CRAN package Rankcluster, data set APA (Diaconis 1988)", licence="GPL >= 2",
-        derived="the complete rankings of Rankcluster's APA data, written as CSV",
+        derived="Rankcluster's APA$data written as CSV; its rows are orderings (best "
+        "first) despite the header rank_of_A..E (see load_apa_rankings)",
     ),
     "apa_top": FileInfo(
         "rankings/apa1980_plmix_15449x5_top_orderings.csv", "2732dc402fcf7b02", 154525,
@@ -485,18 +486,49 @@ def load_apa_rankings(data_dir=None, download=True, as_orderings=False):
     """APA 1980 presidential election, complete rankings (Diaconis 1988; Rankcluster ``APA``).
 
     ``data`` (5738, 5) int64 in the *rank* representation: ``data[v, c]`` is the rank
-    (1 = best) voter v gives candidate c. With ``as_orderings=True``, ``data`` is
-    instead in the 0-based ordering representation of the Generalized Mallows
-    likelihood (:func:`ranks_to_orderings`: ``data[v, r]`` the candidate, 0..4, at
-    position r + 1) and ``extra['lengths']`` (5738,) int64 holds 5 for each voter.
-    Not downloadable (derived from an R package).
+    (1 = best) voter v gives candidate c (0-based column c is Diaconis's candidate
+    c + 1). With ``as_orderings=True``, ``data`` is instead in the 0-based ordering
+    representation of the Generalized Mallows likelihood (``data[v, r]`` the
+    candidate, 0..4, at position r + 1) and ``extra['lengths']`` (5738,) int64 holds
+    5 for each voter. Not downloadable (derived from an R package).
+
+    **The file's rows are orderings, not ranks.** The CSV is Rankcluster's
+    ``APA$data``; its header (``rank_of_A`` ...) and Rankcluster's documentation
+    ("ranking representation") call the rows ranks, but each row lists the
+    candidates best first (candidate at position 1, 2, ...), and this loader reads
+    them so. The evidence (checked against the packages' .rda files, 2026):
+
+    * Rankcluster's own ``APA$frequency``, documented as orderings, expands row for
+      row into ``APA$data`` with no conversion: both hold the same representation.
+    * PLMIX ``d_apa`` (documented as orderings: "candidates from the most-liked
+      (Rank_1) ..."): its 5738 complete ballots equal these rows read as orderings,
+      count for count over all 120 permutations; read as ranks they do not.
+    * ConsRank ``APAred`` (rank representation: columns are candidates) is exactly
+      the inverse permutation of every row here, and ConsRank ``APAFULL`` (ranks,
+      NA = unranked) equals PLMIX ``d_apa`` converted to ranks for all 15449
+      ballots: two packages in two representations agree with each other and with
+      this file only when its rows are orderings.
+    * The published outcome: candidate 3 won the election (PLMIX's documentation;
+      the APA used the Hare system). The Hare count (single transferable vote) of
+      these rows as orderings elects candidate 3, who also has the most first
+      choices (1609 of 5738, 28%); read as ranks it would elect candidate 2 (most
+      first choices 1519). The count over all 15449 PLMIX ballots elects 3 too.
+
+    (StatMethRank's ``APA`` lists each candidate's value as 6 minus the rank implied
+    here, i.e. 5 = most preferred, although its documentation says lower is better:
+    a third, inconsistent transcription; it is not used.)
     """
     path = fetch_file("apa_ranks", data_dir, download)
-    data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
+    rows = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
+    # Each row is an ordering (candidates 1..5, best first); the inverse permutation
+    # of an ordering is its ranks, so ranks_to_orderings (argsort, with its check
+    # that every row is a permutation of 1..5) gives the 0-based ranks.
+    ranks = ranks_to_orderings(rows) + 1
     extra = {"candidates": APA_CANDIDATES}
+    data = ranks
     description = "APA 1980 election, 5738 complete rankings of 5 candidates (ranks)"
     if as_orderings:
-        data = ranks_to_orderings(data)
+        data = rows - 1
         extra["lengths"] = np.full(data.shape[0], data.shape[1], dtype=np.int64)
         description = "APA 1980 election, 5738 complete rankings of 5 candidates (0-based orderings)"
     return _record("apa_ranks", "apa_rankings", data, None, description, [path], **extra)
