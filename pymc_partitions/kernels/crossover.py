@@ -118,6 +118,7 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, routine
 from pymc_partitions.kernels.bookkeeping import log_joint
 from pymc_partitions.kernels.components import refresh
+from pymc_partitions.kernels.exchange import uniform_neighbour
 from pymc_partitions.kernels.random import bounded, shuffle, uniform
 from pymc_partitions.kernels.reassign import put_in, take_out
 from pymc_partitions.kernels.state import open_slot, sample_log_weights, top_free_slot
@@ -236,12 +237,7 @@ def choose_members(stream, kind, boltzmann, inv_s, log_targets, member_of_rung, 
     if kind == TWO_NEW:
         j = draw_rung(stream, lw, boltzmann, i, scratch)
         return i, j
-    if i == 0:
-        j = 1
-    elif i == n - 1:
-        j = n - 2
-    else:
-        j = i - 1 if uniform(stream) < 0.5 else i + 1
+    j = uniform_neighbour(stream, n, i)
     if boltzmann:
         parent_i = uniform(stream) < np.exp(lw[i] - _logaddexp(lw[i], lw[j]))
     else:
@@ -298,6 +294,18 @@ def fill_table(la, sa, lb, sb, table, rnz, cnz):
             if table[k, sb.active[y]] > 0:
                 rnz[k] += 1
                 cnz[sb.active[y]] += 1
+
+
+@routine
+def gather_cell(la, lb, k, l, buf, start):
+    """Append the items of the cell A_k ∩ B_l (la[h] == k and lb[h] == l), in item
+    order, to ``buf`` from position ``start``; returns the position after the last."""
+    end = start
+    for h in range(la.shape[0]):
+        if la[h] == k and lb[h] == l:
+            buf[end] = h
+            end += 1
+    return end
 
 
 @routine
@@ -411,17 +419,8 @@ def two_new_update(stream, ri, rj, state_i, stats_i, state_j, stats_j, prior_par
     n_u_t = count_at_least_two(state_j.active, kb, cnz)
     log_q_ji = log_q_two_new_transposed(table, cnz, n_u_t, k1, l1, k2, l2)
     # P = A_k1 ∩ B_l1 first in buf, then Q = A_k2 ∩ B_l2 (eq. 4).
-    n = la.shape[0]
-    n_p = 0
-    for h in range(n):
-        if la[h] == k1 and lb[h] == l1:
-            buf[n_p] = h
-            n_p += 1
-    n_pq = n_p
-    for h in range(n):
-        if la[h] == k2 and lb[h] == l2:
-            buf[n_pq] = h
-            n_pq += 1
+    n_p = gather_cell(la, lb, k1, l1, buf, 0)
+    n_pq = gather_cell(la, lb, k2, l2, buf, n_p)
     for a in range(n_p):
         relocate(state_i, params, stats_i, data, buf[a], k2)
         relocate(state_j, params, stats_j, data, buf[a], l2)
@@ -538,16 +537,8 @@ def guided_update(stream, kind, rp, rc, ro, state_p, state_o, state_c, stats_c, 
     l2 = nth_nonzero_in_row(table, k1, state_c.active, kb, a, l1)
     # H, with the items of A_k1 ∩ B_l1 first (m1 of them).
     n = la.shape[0]
-    size = 0
-    for h in range(n):
-        if la[h] == k1 and lb[h] == l1:
-            buf[size] = h
-            size += 1
-    m1 = size
-    for h in range(n):
-        if la[h] == k1 and lb[h] == l2:
-            buf[size] = h
-            size += 1
+    m1 = gather_cell(la, lb, k1, l1, buf, 0)
+    size = gather_cell(la, lb, k1, l2, buf, m1)
     if kind == ONE_NEW:
         h1 = size - m1  # the swap: the first m1 go to l2, the rest to l1
     else:

@@ -37,17 +37,22 @@ from pymc_partitions.kernels.random import bounded, uniform
 
 
 @primitive
+def uniform_neighbour(stream, n_rungs, i):
+    """A uniform neighbour of rung i (the end rungs' only one; one uniform drawn for
+    an inner rung). Needs n_rungs >= 2. Also the crossovers' I_2 (§3.4)."""
+    if i == 0:
+        return 1
+    if i == n_rungs - 1:
+        return n_rungs - 2
+    return i - 1 if uniform(stream) < 0.5 else i + 1
+
+
+@primitive
 def choose_pair(stream, n_rungs):
     """§3.6's selection: i uniform on the rungs, j a uniform neighbour (the end rungs'
     only one). Needs n_rungs >= 2. Returns ``(i, j)``."""
     i = bounded(stream, n_rungs)
-    if i == 0:
-        j = 1
-    elif i == n_rungs - 1:
-        j = n_rungs - 2
-    else:
-        j = i - 1 if uniform(stream) < 0.5 else i + 1
-    return i, j
+    return i, uniform_neighbour(stream, n_rungs, i)
 
 
 @primitive
