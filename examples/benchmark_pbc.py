@@ -46,24 +46,17 @@ import argparse
 import numpy as np
 import pymc as pm
 from _timing import median_time
+from goswami_tables_4_6 import TABLE2, VARIANTS
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import crossover, gibbs
 from pymc_partitions.kernels.random import new_stream
-from pymc_partitions.step_methods.pbc import TemperedPopulation
+from pymc_partitions.step_methods.pbc import CROSSOVERS, TemperedPopulation
 from pymc_partitions.step_methods.target import PartitionTarget
 
-TABLE2 = (20.000000, 13.603093, 10.934207, 8.962745, 7.958762, 6.857107, 5.049388, 4.508420,
-          4.000087, 3.647210, 3.218148, 2.887211, 2.529059, 1.675123, 1.556680, 1.440912,
-          1.334983, 1.244001, 1.114253, 1.000000)
-KINDS = {  # paper's name: (kind, Boltzmann selection)
-    "TWO-NEW-b-b": (crossover.TWO_NEW, True),
-    "TWO-NEW-r-r": (crossover.TWO_NEW, False),
-    "ONE-NEW-b-b": (crossover.ONE_NEW, True),
-    "ONE-NEW-r-r": (crossover.ONE_NEW, False),
-    "RANDOM-SIZE": (crossover.SCRC_RANDOM, True),
-    "SAME-SIZE": (crossover.SCRC_SAME, True),
-}
+# The paper's name: (crossover kind, Boltzmann selection).
+KINDS = {name: (CROSSOVERS[kind], selection == "boltzmann")
+         for name, (kind, selection) in VARIANTS.items()}
 MUTATION_RATE = 0.3
 
 
