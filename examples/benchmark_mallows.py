@@ -6,13 +6,8 @@ Run:  python examples/benchmark_mallows.py [--n-rankings 5000] [--repeats 10]
 
 Data: Meilă & Chen (2010) Section 6, data set 1 of Figure 6: 10 clusters of 500
 top-10 orderings of n = 20 items (N = 5000), each drawn from GM(sigma*_c, theta*) with
-theta*_j = 1 for every stage. Each centre sigma*_c is drawn, as the paper describes,
-from the conjugate posterior of sigma given 100 complete permutations drawn from a GM
-with theta = 0.7: here around a uniformly random permutation (the paper does not say
-around what), the posterior P(sigma | theta = 0.7, R) drawn by 200 steps of the exact
-Metropolis-Hastings chain of the package's kernels (stagewise proposals). The
-generator (``gm_draw``, the stagewise construction: V_j ~ exp(-theta_j V_j) on
-0..n-j) is in this script: ``pmp.datasets`` has none for rankings.
+theta*_j = 1 for every stage, made by ``pmp.datasets.meila_chen_rankings(1)`` (whose
+docstring says how the centres sigma*_c are drawn).
 
 1. *Seconds per iteration* of ``pmp.MallowsGibbs`` with ``method`` = ``"slice"``
    (Slice-Gibbs), ``"exact_beta"`` (Beta-Gibbs with the finite-n B~) and ``"beta"``
@@ -69,63 +64,10 @@ from _timing import median_time
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import mallows as mk
-from pymc_partitions.kernels.random import new_stream
 
 N_CLUSTERS = 10
 N_ITEMS = 20
 LENGTH = 10
-
-
-# ------------------------------------------------------------------ data (Figure 6, set 1)
-def gm_draw(rng, sigma, theta, length, size):
-    """``size`` top-``length`` orderings from GM(sigma, theta): at stage j the item at
-    0-based position V_j of the items of sigma not yet ranked, P(V_j = v) prop. to
-    exp(-theta_j v), v = 0..n-j."""
-    n = sigma.size
-    out = np.empty((size, length), dtype=np.int64)
-    for i in range(size):
-        rest = list(sigma)
-        for j in range(length):
-            v = np.arange(n - j)
-            p = np.exp(-theta[j] * v)
-            out[i, j] = rest.pop(rng.choice(v, p=p / p.sum()))
-    return out
-
-
-def stage_counts(orderings, n):
-    """The paper's R_j: R[j, a, b] = rankings with a at rank j + 1 and b not among
-    their first j + 1 items (complete orderings, all n - 1 stages)."""
-    stages = orderings.shape[1] - 1
-    counts = np.zeros((stages, n, n), dtype=np.int64)
-    for row in orderings:
-        ranked = np.zeros(n, dtype=bool)
-        for j in range(stages):
-            ranked[row[j]] = True
-            counts[j, row[j], ~ranked] += 1
-    return counts
-
-
-def posterior_centre(rng, n, theta=0.7, n_perms=100, mh_steps=200):
-    """A centre drawn from P(sigma | theta, 100 permutations from GM(random, theta))."""
-    around = rng.permutation(n)
-    perms = gm_draw(rng, around, np.full(n, theta), n, n_perms)  # stage n: one item left
-    weights = theta * stage_counts(perms, n).sum(axis=0).astype(np.float64)
-    sigma = around.copy()
-    out = np.empty((mh_steps, n), dtype=np.int64)
-    scratch = [np.empty(n, dtype=np.int64) for _ in range(3)]
-    mk.sigma_stagewise_mh_chain(weights, sigma, new_stream(int(rng.integers(2**32))), out,
-                                *scratch, np.empty(n, dtype=np.bool_), np.empty(n))
-    return out[-1].copy()
-
-
-def figure6_data(n_rankings, seed):
-    rng = np.random.default_rng(seed)
-    per = n_rankings // N_CLUSTERS
-    centres = np.array([posterior_centre(rng, N_ITEMS) for _ in range(N_CLUSTERS)])
-    theta_star = np.ones(LENGTH)
-    orderings = np.concatenate([gm_draw(rng, c, theta_star, LENGTH, per) for c in centres])
-    labels = np.repeat(np.arange(N_CLUSTERS), per)
-    return orderings, labels, centres
 
 
 # ------------------------------------------------------------------ 1. samplers
@@ -169,10 +111,10 @@ def numpy_log_likelihood(orderings, sigmas, thetas, n):
 
 
 def kernel_log_likelihood(orderings, lengths, sigmas, thetas, n, out, scratch):
-    pos, tree, codes = scratch
+    pos, tree, codes, log_psi_cum = scratch
     for c in range(sigmas.shape[0]):
         mk.gm_log_likelihood_batch(orderings, lengths, sigmas[c], thetas[c], pos, tree,
-                                   codes, out[c])
+                                   codes, log_psi_cum, out[c])
     return out
 
 
@@ -184,7 +126,7 @@ def bench_log_likelihood(orderings, centres, repeats, seed):
     lengths = np.full(N, t, dtype=np.int64)
     out = np.empty((K, N))
     scratch = (np.empty(N_ITEMS, dtype=np.int64), np.zeros(N_ITEMS + 1, dtype=np.int64),
-               np.empty(t, dtype=np.int64))
+               np.empty(t, dtype=np.int64), np.empty(t + 1))
     ours = kernel_log_likelihood(orderings, lengths, centres, thetas, N_ITEMS, out, scratch)
     ref = numpy_log_likelihood(orderings, centres, thetas, N_ITEMS)
     np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-9)
@@ -206,7 +148,8 @@ def main():
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    orderings, labels, centres = figure6_data(args.n_rankings, args.seed)
+    orderings, labels, centres, _theta = pmp.datasets.meila_chen_rankings(
+        1, n_per_cluster=args.n_rankings // N_CLUSTERS, n_clusters=N_CLUSTERS, seed=args.seed)
     print(f"data: N = {orderings.shape[0]} top-{LENGTH} orderings of n = {N_ITEMS} items, "
           f"{N_CLUSTERS} GM clusters, theta* = 1 ({time.perf_counter() - t0:.1f} s to generate)")
 

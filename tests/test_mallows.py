@@ -77,7 +77,8 @@ def log_gm(orderings, lengths, sigma, theta):
     mk.gm_log_likelihood_batch(orderings, lengths, np.asarray(sigma, dtype=np.int64),
                                np.asarray(theta, dtype=np.float64), np.zeros(n, np.int64),
                                np.zeros(n + 1, np.int64),
-                               np.zeros(orderings.shape[1], np.int64), out)
+                               np.zeros(orderings.shape[1], np.int64),
+                               np.empty(orderings.shape[1] + 1), out)
     return out
 
 
@@ -219,6 +220,40 @@ def test_apa_as_orderings():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+def test_generalized_mallows_orderings_follow_the_model():
+    # Frequencies of the 12 top-2 orderings of n = 4 against GM's own probabilities.
+    sigma, theta = np.array([2, 0, 3, 1]), np.array([1.0, 0.4])
+    draws = pmp.datasets.generalized_mallows_orderings(sigma, theta, 2, 40_000, seed=3)
+    rows = all_top_orderings(4, 2)
+    pos, tree, codes = np.empty(4, np.int64), np.zeros(5, np.int64), np.empty(4, np.int64)
+    log_p = np.empty(rows.shape[0])
+    mk.gm_log_likelihood_batch(rows, np.full(rows.shape[0], 2), sigma, theta, pos, tree,
+                               codes, np.empty(5), log_p)
+    assert np.isclose(np.exp(log_p).sum(), 1.0)
+    observed = np.array([np.all(draws == r[:2], axis=1).sum() for r in rows])
+    assert observed.sum() == draws.shape[0]
+    assert chisquare(observed, np.exp(log_p) * draws.shape[0]).pvalue > P_MIN
+
+
+def test_meila_chen_rankings():
+    orderings, labels, centres, theta = pmp.datasets.meila_chen_rankings(3, n_per_cluster=7,
+                                                                          n_clusters=3, seed=1)
+    assert orderings.shape == (21, 10) and centres.shape == (3, 20)
+    np.testing.assert_array_equal(labels, np.repeat([0, 1, 2], 7))
+    np.testing.assert_allclose(theta, 1.5 - 0.1 * np.arange(10))
+    dm.validate_orderings(orderings, n_items=20)
+    assert all(np.array_equal(np.sort(c), np.arange(20)) for c in centres)
+    again = pmp.datasets.meila_chen_rankings(3, n_per_cluster=7, n_clusters=3, seed=1)
+    np.testing.assert_array_equal(again[0], orderings)
+    assert pmp.datasets.meila_chen_rankings(2, 2, 2, seed=0)[0].shape == (4, 19)
+    with pytest.raises(ValueError, match="'dataset' must be 1, 2, 3 or 4"):
+        pmp.datasets.meila_chen_rankings(5)
+    with pytest.raises(ValueError, match="'sigma' must be a permutation"):
+        pmp.datasets.generalized_mallows_orderings([0, 0, 1], [1.0], 1, 3)
+    with pytest.raises(ValueError, match="'theta' must hold 2"):
+        pmp.datasets.generalized_mallows_orderings([0, 2, 1], [1.0], 2, 3)
+
+
 # ------------------------------------------------------------------ kernels
 def test_log_psi():
     for m in range(6):
@@ -266,6 +301,12 @@ def test_gm_likelihood_matches_formula():
         th = theta[: len(v)]
         psi = [sum(math.exp(-k * th[j]) for k in range(n - j)) for j in range(len(v))]
         assert math.isclose(g, -np.dot(th, v) - np.sum(np.log(psi)), rel_tol=1e-12)
+        # the batch (and the reassignment step) tabulate the normalisers per cluster;
+        # the one-ranking function computes them: both the same value
+        pos = np.argsort(sigma).astype(np.int64)
+        one = mk.gm_log_likelihood(row, t, pos, theta, np.zeros(n + 1, np.int64),
+                                   np.zeros(n, np.int64))
+        assert math.isclose(one, g, rel_tol=1e-12)
 
 
 def test_statistics_incremental_and_stage_sums():

@@ -335,3 +335,61 @@ def test_hyperslice_updates_alpha_of_a_mallows_partition():
     assert names == {"MallowsGibbs", "HyperSlice"}
     idata = sample(model, draws=50, chains=1, tune=10, seed=3)
     assert np.all(idata["posterior"]["alpha"].values > 0)
+
+
+@pytest.mark.parametrize("method", ["slice", "exact_beta"])
+def test_cores_give_the_same_draws(method):
+    model = gm_model(alpha="gamma")
+    with model:
+        step = pmp.MallowsGibbs([model["z"]], method=method)
+    kw = dict(draws=15, chains=2, tune=5, seed=11, step=[step])
+    one = sample(model, cores=1, **kw)
+    with model:
+        step = pmp.MallowsGibbs([model["z"]], method=method)
+    two = sample(model, cores=2, **{**kw, "step": [step]})
+    np.testing.assert_array_equal(draws_of(one), draws_of(two))
+    np.testing.assert_array_equal(one["posterior"]["alpha"].values,
+                                  two["posterior"]["alpha"].values)
+    for stat in ("mallows_sigma", "mallows_theta"):
+        np.testing.assert_array_equal(one["sample_stats"][stat].values,
+                                      two["sample_stats"][stat].values)
+
+
+def test_block_parameters_group():
+    import arviz as az
+
+    model = gm_model()
+    idata = sample(model, draws=40, chains=2, tune=5, seed=4)
+    pmp.sample_block_parameters(idata, model)
+    group = idata["block_parameters"]
+    z = draws_of(idata)
+    k_max = int(z.max()) + 1
+    sigma, theta, sizes = group["y_sigma"], group["y_theta"], group["z_block_size"]
+    assert sigma.dims == ("chain", "draw", "z_block", "y_rank")
+    assert theta.dims == ("chain", "draw", "z_block", "y_stage")
+    assert sigma.shape == (2, 40, k_max, 4) and theta.shape == (2, 40, k_max, 3)
+    assert sigma.dtype == np.int16 and theta.dtype == np.float32
+    np.testing.assert_array_equal(group["y_stage"].values, [1, 2, 3])
+    stats = idata["sample_stats"]
+    np.testing.assert_array_equal(sigma.values, stats["mallows_sigma"].values[:, :, :k_max])
+    np.testing.assert_array_equal(theta.values, stats["mallows_theta"].values[:, :, :k_max])
+    for c in range(2):
+        for d in range(40):
+            counts = np.bincount(z[c, d], minlength=k_max)
+            np.testing.assert_array_equal(sizes.values[c, d], counts)
+            used = counts > 0  # parameters exactly where the draw has a block
+            assert np.all(sigma.values[c, d, used] >= 0) and np.all(sigma.values[c, d, ~used] < 0)
+            assert np.all(np.isfinite(theta.values[c, d, used]))
+            assert np.all(np.isnan(theta.values[c, d, ~used]))
+            for row in sigma.values[c, d, used]:
+                assert sorted(row.tolist()) == [0, 1, 2, 3]
+    summary = az.summary(idata, group="block_parameters", var_names=["y_theta"],
+                         kind="stats")
+    assert len(summary) == k_max * 3
+    with pytest.raises(ValueError, match="'partition' cannot be used with the "
+                                         "GeneralizedMallows likelihood 'y'"):
+        pmp.sample_block_parameters(idata, model, partition=np.zeros(6, dtype=np.int64))
+    del idata["sample_stats"]  # a trace without the step's statistics
+    with pytest.raises(ValueError, match=r"no \['mallows_sigma', 'mallows_theta'\].*"
+                                         "pmp.MallowsGibbs"):
+        pmp.sample_block_parameters(idata, model)

@@ -17,7 +17,12 @@ Papers (texts in the project's ``papers/`` folder):
   §7.1 (Bernoulli-Beta, m = 15, Table 1) and §7.3 (Normal clustering);
 - Nguyen, Trippe & Broderick (2022), *Many processors, little time*, App. G.3
   ('synthetic'), App. L (Erdős–Rényi colourings), App. M.1 (1-D mixture for the
-  posterior predictive).
+  posterior predictive);
+- Meilă & Chen (2010), *Dirichlet process mixtures of Generalized Mallows models*,
+  §6 (Figure 6: four sets of top-t rankings from 10 GM clusters).
+
+Rankings come as top-t *orderings*: (N, t) int64, 0-based item indices, best first
+(the observed form of ``pmp.GeneralizedMallows``).
 """
 
 from __future__ import annotations
@@ -154,6 +159,142 @@ def nguyen_gmm_1d(n=100, n_components=10, sigma=2.0, mean_sd=10.0, seed=None):
     return x, canonicalize(comp), {"weights": weights, "means": means, "sigma": float(sigma)}
 
 
+# ------------------------------------------------------------------ rankings
+# Meilă & Chen (2010) §6, Figure 6's table: (t, theta*_j for stages j = 1..t), n = 20.
+MEILA_CHEN_DATASETS = {
+    1: (10, lambda j: np.ones_like(j, dtype=np.float64)),
+    2: (19, lambda j: np.ones_like(j, dtype=np.float64)),
+    3: (10, lambda j: 1.5 - (j - 1) * 0.1),
+    4: (19, lambda j: 1.5 - (j - 1) * 0.05),
+}
+
+
+def generalized_mallows_orderings(sigma, theta, length, size, seed=None):
+    r"""Top-``length`` orderings drawn from the Generalized Mallows model GM(sigma, theta).
+
+    The stagewise construction (Fligner & Verducci 1986; Meilă & Chen 2010, §2): the
+    codes V_1, ..., V_t are independent with
+
+    .. math:: P(V_j = v) = e^{-\theta_j v} / \psi_{n-j}(\theta_j), \quad v = 0, \ldots, n - j,
+
+    and stage j ranks the item at 0-based position V_j among the items of ``sigma``
+    not ranked yet.
+
+    Parameters
+    ----------
+    sigma : (n,) int array, the central permutation (items best first).
+    theta : (length,) float array of dispersions theta_j > 0 (0 is allowed: uniform).
+    length : int, t <= n, the number of ranked positions.
+    size : int, the number of orderings.
+    seed : int, numpy Generator or None.
+
+    Returns
+    -------
+    orderings : (size, length) int64, 0-based items, best first.
+    """
+    owner = "generalized_mallows_orderings"
+    sigma = as_array(sigma, "sigma", owner, "a permutation of 0..n-1").astype(np.int64)
+    n = sigma.size
+    if sigma.ndim != 1 or not np.array_equal(np.sort(sigma), np.arange(n)):
+        raise ValueError(f"{owner}: 'sigma' must be a permutation of 0..n-1, got {sigma!r}.")
+    length = integer_arg("length", length, owner, minimum=1)
+    if length > n:
+        raise ValueError(f"{owner}: 'length' must be at most n = {n}, got {length}.")
+    size = integer_arg("size", size, owner, minimum=0)
+    theta = as_array(theta, "theta", owner, f"{length} non-negative dispersions")
+    theta = theta.astype(np.float64)
+    if theta.shape != (length,) or not np.all(np.isfinite(theta) & (theta >= 0)):
+        raise ValueError(f"{owner}: 'theta' must hold {length} finite non-negative dispersions "
+                         f"(one per ranked stage), got {theta!r}.")
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
+    codes = np.empty((size, length), dtype=np.int64)
+    for j in range(length):  # V_j by inverse CDF on 0..n-1-j (0-based stage j)
+        weights = np.exp(-theta[j] * np.arange(n - j))
+        cdf = np.cumsum(weights / weights.sum())
+        codes[:, j] = np.minimum(np.searchsorted(cdf, rng.random(size), side="right"), n - j - 1)
+    out = np.empty((size, length), dtype=np.int64)
+    for i in range(size):
+        rest = list(sigma)
+        for j in range(length):
+            out[i, j] = rest.pop(codes[i, j])
+    return out
+
+
+def _mallows_posterior_centre(rng, orderings, theta, n, steps):
+    """A draw from P(sigma | theta, orderings) for complete orderings and one theta:
+    proportional to exp(-theta * sum_i d_K(pi_i, sigma)) (uniform prior; psi does not
+    depend on sigma). Metropolis chain on adjacent transpositions from the orderings'
+    first ordering; swapping (a, b) at positions k, k+1 of sigma changes the total
+    Kendall distance by W[a, b] - W[b, a], W[a, b] = orderings with a before b."""
+    pos = np.argsort(orderings, axis=1)
+    W = (pos[:, :, None] < pos[:, None, :]).sum(axis=0)
+    sigma = orderings[0].copy()
+    ks = rng.integers(0, n - 1, steps)
+    logu = np.log(rng.random(steps))
+    for k, lu in zip(ks, logu):
+        a, b = sigma[k], sigma[k + 1]
+        if lu < -theta * (W[a, b] - W[b, a]):
+            sigma[k], sigma[k + 1] = b, a
+    return sigma
+
+
+def meila_chen_rankings(dataset=1, n_per_cluster=500, n_clusters=10, n_items=20, seed=None):
+    """The synthetic rankings of Meilă & Chen (2010, §6, Figure 6).
+
+    ``n_clusters`` clusters of ``n_per_cluster`` top-t orderings of ``n_items`` items
+    (paper: 10 x 500, N = 5000, n = 20), cluster c drawn from GM(sigma*_c, theta*)
+    (:func:`generalized_mallows_orderings`) with t and theta* by data set:
+
+    ====  ===  ==============================
+    set   t    theta*_j, j = 1..t
+    ====  ===  ==============================
+    1     10   1
+    2     19   1
+    3     10   1.5 - (j - 1) * 0.1
+    4     19   1.5 - (j - 1) * 0.05
+    ====  ===  ==============================
+
+    "Each sigma* is drawn from the conjugate posterior of sigma, conditioned on 100
+    permutations drawn randomly from a GM with theta = 0.7". The paper does not say
+    around which permutation those 100 are drawn. Here (a choice): around a uniformly
+    random permutation, drawn afresh for each cluster, and sigma*_c is drawn from
+    P(sigma | theta = 0.7, the 100 complete permutations) by 20 000 steps of a
+    Metropolis chain on adjacent transpositions (the posterior is sharply peaked, so
+    sigma*_c lies within a few transpositions of the permutations' consensus). A common
+    permutation for all clusters would make the 10 centres nearly equal (that posterior
+    puts all its mass within a few transpositions of it) and the clusters
+    unidentifiable, which the small VI distances of Figure 6 (its axis reaches 1e-4)
+    rule out.
+
+    Returns
+    -------
+    orderings : (n_clusters * n_per_cluster, t) int64, clusters contiguous
+    labels : (N,) int64, the true clusters
+    centres : (n_clusters, n_items) int64, sigma*_c (items best first)
+    theta : (t,) float64, theta*
+    """
+    owner = "meila_chen_rankings"
+    if not isinstance(dataset, int | np.integer) or int(dataset) not in MEILA_CHEN_DATASETS:
+        raise ValueError(f"{owner}: 'dataset' must be 1, 2, 3 or 4 (Figure 6's data sets), "
+                         f"got {dataset!r}.")
+    n_per_cluster = integer_arg("n_per_cluster", n_per_cluster, owner, minimum=1)
+    n_clusters = integer_arg("n_clusters", n_clusters, owner, minimum=1)
+    n_items = integer_arg("n_items", n_items, owner, minimum=2)
+    length, theta_of = MEILA_CHEN_DATASETS[int(dataset)]
+    length = min(length, n_items - 1)
+    theta = theta_of(np.arange(1, length + 1))
+    rng = np.random.default_rng(seed_arg("seed", seed, owner))
+    centres = np.empty((n_clusters, n_items), dtype=np.int64)
+    for c in range(n_clusters):
+        perms = generalized_mallows_orderings(rng.permutation(n_items), np.full(n_items, 0.7),
+                                              n_items, 100, rng)
+        centres[c] = _mallows_posterior_centre(rng, perms, 0.7, n_items, 20_000)
+    orderings = np.concatenate([
+        generalized_mallows_orderings(centre, theta, length, n_per_cluster, rng)
+        for centre in centres])
+    return orderings, _labels(n_per_cluster, n_clusters), centres, theta
+
+
 # ------------------------------------------------------------------ graphs
 def planted_partition(sizes, p_in, p_out, seed=None):
     """Planted-partition (stochastic block) network with equal within/between densities.
@@ -251,11 +392,14 @@ def edges_from_adjacency(A):
 
 __all__ = [
     "JAIN_NEAL_TABLE",
+    "MEILA_CHEN_DATASETS",
     "NGUYEN_CENTRES",
     "edges_from_adjacency",
     "erdos_renyi_graph",
+    "generalized_mallows_orderings",
     "jain_neal_bernoulli",
     "jain_neal_probabilities",
+    "meila_chen_rankings",
     "nguyen_gmm_1d",
     "nguyen_synthetic",
     "pbc_bernoulli",

@@ -127,6 +127,19 @@ def inversion_codes(ordering, length, pos, tree, out):
 
 
 @primitive
+def gm_energy(ordering, length, pos, theta, tree, codes):
+    """-sum_j theta_j V_j(pi | sigma) over the stages j <= min(t, n - 1) of one top-t
+    ordering: log GM without the normalisers (arguments as :func:`gm_log_likelihood`).
+    O(t log n)."""
+    n = pos.shape[0]
+    inversion_codes(ordering, length, pos, tree, codes)
+    acc = 0.0
+    for j in range(min(length, n - 1)):
+        acc -= theta[j] * codes[j]
+    return acc
+
+
+@primitive
 def gm_log_likelihood(ordering, length, pos, theta, tree, codes):
     """log GM(pi | sigma, theta) of one top-t ordering (module docstring).
 
@@ -135,11 +148,25 @@ def gm_log_likelihood(ordering, length, pos, theta, tree, codes):
     codes (>= t,) int64 scratch. Returns a float64. O(t log n).
     """
     n = pos.shape[0]
-    inversion_codes(ordering, length, pos, tree, codes)
-    acc = 0.0
+    acc = gm_energy(ordering, length, pos, theta, tree, codes)
     for j in range(min(length, n - 1)):
-        acc -= theta[j] * codes[j] + log_psi(n - 1 - j, theta[j])
+        acc -= log_psi(n - 1 - j, theta[j])
     return acc
+
+
+@primitive
+def log_psi_cumulative(theta, n, out):
+    """Prefix sums of the stages' log normalisers: ``out[t]`` = sum_{j < min(t, n - 1)}
+    log psi_{n-1-j}(theta[j]) for t = 0 .. out.shape[0] - 1, so a top-t ordering's
+    log GM is :func:`gm_energy` minus ``out[t]``. theta (T,) float64 with T >=
+    min(out.shape[0] - 1, n - 1); out (w + 1,) float64. One cluster's row serves every
+    ranking scored against it (the reassignment step tabulates it per cluster)."""
+    acc = 0.0
+    out[0] = 0.0
+    for t in range(1, out.shape[0]):
+        if t - 1 < n - 1:
+            acc += log_psi(n - t, theta[t - 1])
+        out[t] = acc
 
 
 # ------------------------------------------------------------------ cluster statistics
@@ -370,13 +397,18 @@ def inversion_codes_batch(orderings, lengths, sigma, pos, tree, out):
 
 
 @entry
-def gm_log_likelihood_batch(orderings, lengths, sigma, theta, pos, tree, codes, out):
+def gm_log_likelihood_batch(orderings, lengths, sigma, theta, pos, tree, codes, log_psi_cum,
+                            out):
     """log GM(pi_i | sigma, theta) for every row: orderings (N, w) int64, lengths (N,)
     int64, sigma (n,) int64, theta (T,) float64; pos (n,), tree (n + 1,) (zero) and
-    codes (w,) int64 scratch; out (N,) float64."""
+    codes (w,) int64 and log_psi_cum (w + 1,) float64 scratch; out (N,) float64. As
+    the reassignment step scores rankings: :func:`gm_energy` per row, the normalisers
+    tabulated once (:func:`log_psi_cumulative`)."""
     positions(sigma, pos)
+    log_psi_cumulative(theta, pos.shape[0], log_psi_cum)
     for i in range(orderings.shape[0]):
-        out[i] = gm_log_likelihood(orderings[i], lengths[i], pos, theta, tree, codes)
+        out[i] = gm_energy(orderings[i], lengths[i], pos, theta, tree, codes) \
+            - log_psi_cum[lengths[i]]
 
 
 @entry

@@ -39,8 +39,9 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.mallows import (
     add_ranking,
-    gm_log_likelihood,
+    gm_energy,
     log_psi,
+    log_psi_cumulative,
     positions,
     remove_ranking,
     sigma_stagewise_mh,
@@ -178,7 +179,7 @@ def new_cluster_draw(ordering, length, nu, r, log_bt1, stream, sigma, pos, theta
 @entry
 def reassign_items(orderings, lengths, labels, sizes, counts, n_at_least, sigma, pos, theta,
                    free, n_free, order, start, log_alpha, log_new, nu, r, log_bt1, stream,
-                   log_w, cand, tree, codes, taken, placed, rest, status):
+                   log_w, cand, tree, codes, taken, placed, rest, log_psi_cum, status):
     """Figure 1, step 1 (Neal 2000's Algorithm 2): rankings ``order[start:]`` in turn
     leave their slot (an emptied slot and its parameters are discarded) and join
     occupied slot c with probability proportional to n_{-i,c} GM(pi_i | sigma_c,
@@ -191,9 +192,17 @@ def reassign_items(orderings, lengths, labels, sizes, counts, n_at_least, sigma,
     was left (nothing of ranking order[p] changed): the caller grows the arrays and
     calls again with start = p. ``status`` (1,) int64 is set to 1 if a theta
     draw failed. Scratch: log_w, cand (C + 1,); tree (n + 1,) zero; codes (w,);
-    taken, placed (n,) bool; rest (n,) int64.
+    taken, placed (n,) bool; rest (n,) int64; log_psi_cum (C, w + 1) float64.
+
+    A weight is ``gm_energy`` minus the cluster's tabulated normaliser
+    ``log_psi_cum[c, t_i]`` (:func:`log_psi_cumulative`): theta changes only when a
+    slot opens, so the t transcendental normalisers are not recomputed per ranking.
     """
     capacity = sizes.shape[0]
+    n = pos.shape[1]
+    for c in range(capacity):
+        if sizes[c] > 0:
+            log_psi_cumulative(theta[c], n, log_psi_cum[c])
     if start == 0:  # a fresh uniformly random order for this sweep
         shuffle(stream, order, order.shape[0])
     for p in range(start, orderings.shape[0]):
@@ -211,8 +220,9 @@ def reassign_items(orderings, lengths, labels, sizes, counts, n_at_least, sigma,
         for c in range(capacity):
             if sizes[c] > 0:
                 cand[count] = c
-                log_w[count] = math.log(sizes[c]) + gm_log_likelihood(
-                    orderings[i], t, pos[c], theta[c], tree, codes)
+                log_w[count] = (math.log(sizes[c]) + gm_energy(orderings[i], t, pos[c],
+                                                              theta[c], tree, codes)
+                                - log_psi_cum[c, t])
                 count += 1
         cand[count] = -1
         log_w[count] = log_alpha + log_new[i]
@@ -225,6 +235,7 @@ def reassign_items(orderings, lengths, labels, sizes, counts, n_at_least, sigma,
             if not new_cluster_draw(orderings[i], t, nu, r, log_bt1, stream, sigma[c], pos[c],
                                     theta[c], taken, placed, rest):
                 status[0] = 1
+            log_psi_cumulative(theta[c], n, log_psi_cum[c])
         add_ranking(counts, n_at_least, orderings[i], t, c)
         sizes[c] += 1
         labels[i] = c

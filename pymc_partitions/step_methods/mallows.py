@@ -193,6 +193,12 @@ class MallowsGibbs(PartitionStep):
         reported (``n_clusters`` says how many there are). Memory: 2 n + 4 T bytes
         per reported block per draw (n = 20, K_max = 64: 7 KB per draw).
 
+    ``pmp.sample_block_parameters(idata, model)`` puts ``mallows_sigma`` and
+    ``mallows_theta`` into the ``block_parameters`` group as ``y_sigma`` (chain, draw,
+    z_block, y_rank) and ``y_theta`` (chain, draw, z_block, y_stage) beside
+    ``z_block_size``, the dims ArviZ selects and summarises by
+    (``az.summary(idata, group="block_parameters")``), without copying them.
+
     Cost per iteration: O(N K t log n) for step 1, O(K T_Gibbs (n^3 + T n^2 +
     T T_Slices)) for step 2; statistics R_j updated in O(t n) per move.
     Beta-Gibbs adds to step 1 the rebuilding of t rows of two clusters' predictive
@@ -457,12 +463,13 @@ class MallowsGibbs(PartitionStep):
                 self._grow(ch)
                 start = stop
                 continue
+            log_psi_cum = np.empty((ch["sizes"].shape[0], self.orderings.shape[1] + 1))
             stop = mg.reassign_items(
                 self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
                 ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
                 order, start, math.log(alpha), self.log_new, self.nu, self.r, self.log_bt1,
                 self._stream, s["log_w"], s["cand"], s["tree"], s["codes"], s["taken"],
-                s["placed"], s["rest"], s["status"])
+                s["placed"], s["rest"], log_psi_cum, s["status"])
             if stop < 0:
                 break
             self._grow(ch)
