@@ -28,7 +28,8 @@ approximation, as the paper ran it; ``exact_beta`` can be added with ``--methods
 at ~35x the cost per iteration). Each replicate is one PyMC chain started from a random
 partition, every ranking in one of 10 clusters uniformly at random ("initialize c_1:N
 ... randomly"; the paper does not say into how many clusters); its (sigma_c, theta_c)
-are then drawn by the step. Replicate r of every set and sampler uses seed r.
+are then drawn by the step. The replicates of one set and sampler are the chains of
+one ``pm.sample`` call (``random_seed=--seed``).
 
 Printed, per data set and sampler: the VI distance (bits, ``pmp.variation_of_information``)
 between each iteration's partition and the truth, averaged over the replicates, at
@@ -95,7 +96,7 @@ def run_unit(dataset, method, args):
         t0 = time.process_time()
         idata = pm.sample(draws=args.iterations, tune=0, chains=args.replicates, cores=1,
                           step=[step], initvals=[{"z": s} for s in starts],
-                          random_seed=list(range(args.replicates)), progressbar=False,
+                          random_seed=args.seed, progressbar=False,
                           compute_convergence_checks=False)
         cpu = time.process_time() - t0
     draws = idata.posterior["z"].values  # (R, T, N)

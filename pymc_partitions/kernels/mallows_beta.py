@@ -380,7 +380,7 @@ def refresh_row(log_pred, sums, n_at_least, c, j, nu, r, log_prior_pred, finite,
 def reassign_items_beta(orderings, lengths, labels, sizes, counts, n_at_least, sums, log_pred,
                         sigma, pos, theta, free, n_free, order, start, log_alpha, log_new, nu, r,
                         log_bt1, log_prior_pred, finite, gl_x, gl_w, stream, log_w, cand, tree,
-                        codes, taken, placed, rest, node_theta, node_logw, status):
+                        codes, taken, placed, rest, node_theta, node_logw, saved_rows, status):
     """Figure 5, step 1: theta integrated out, each ranking ``order[start:]`` in turn
     leaves its slot (an emptied slot and its sigma are discarded) and joins occupied
     slot c with probability proportional to n_{-i,c} prod_j q_{c,j}(V_j(pi_i |
@@ -404,7 +404,12 @@ def reassign_items_beta(orderings, lengths, labels, sizes, counts, n_at_least, s
     the prior's rows (N_j = 0); finite bool; gl_x, gl_w (GL_NODES,); status (1,)
     int64 set to 1 if a theta draw in new_cluster_draw failed. Scratch: log_w, cand
     (C + 1,); tree (n + 1,) zero; codes (w,) int64; taken, placed (n,) bool; rest
-    (n,) int64; node_theta, node_logw (MAX_NODES,).
+    (n,) int64; node_theta, node_logw (MAX_NODES,); saved_rows (T, n) float64.
+
+    A ranking that returns to the slot it left finds that slot's S_j and N_j as they
+    were, so its rows are restored from ``saved_rows`` (copied before the removal)
+    instead of being rebuilt: the same values, half the quadratures of a sweep in
+    which most rankings stay.
     """
     capacity = sizes.shape[0]
     n = pos.shape[1]
@@ -433,6 +438,8 @@ def reassign_items_beta(orderings, lengths, labels, sizes, counts, n_at_least, s
             inversion_codes(orderings[i], t, pos[k], tree, codes)
             for j in range(stages):
                 sums[k, j] -= codes[j]
+                for s in range(n - j):
+                    saved_rows[j, s] = log_pred[k, j, s]
                 refresh_row(log_pred, sums, n_at_least, k, j, nu, r, log_prior_pred, finite,
                             gl_x, gl_w, node_theta, node_logw)
         count = 0
@@ -463,6 +470,11 @@ def reassign_items_beta(orderings, lengths, labels, sizes, counts, n_at_least, s
         inversion_codes(orderings[i], t, pos[c], tree, codes)
         for j in range(stages):
             sums[c, j] += codes[j]
+        if c == k and sizes[c] > 1:  # back where it was: the rows it left
+            for j in range(stages):
+                for s in range(n - j):
+                    log_pred[c, j, s] = saved_rows[j, s]
+            continue
         rows = stages_all if sizes[c] == 1 else stages  # a new slot: every row
         for j in range(rows):
             refresh_row(log_pred, sums, n_at_least, c, j, nu, r, log_prior_pred, finite,

@@ -376,6 +376,7 @@ class MallowsGibbs(PartitionStep):
             "sums": np.empty(T, dtype=np.int64), "order": np.arange(N, dtype=np.int64),
             "status": np.zeros(1, dtype=np.int64),
             "node_theta": np.empty(mb.MAX_NODES), "node_logw": np.empty(mb.MAX_NODES),
+            "saved_rows": np.empty((T, n)),
         }
         if not mg.prior_parameters(ch["sizes"], ch["sigma"], ch["pos"], ch["theta"], self.nu,
                                    self.r, self._stream):
@@ -457,7 +458,7 @@ class MallowsGibbs(PartitionStep):
                     self.log_new, self.nu, self.r, self.log_bt1_sigma, self.log_prior_pred,
                     self.finite, self.gl_x, self.gl_w, self._stream, s["log_w"], s["cand"],
                     s["tree"], s["codes"], s["taken"], s["placed"], s["rest"],
-                    s["node_theta"], s["node_logw"], s["status"])
+                    s["node_theta"], s["node_logw"], s["saved_rows"], s["status"])
                 if stop < 0:
                     break
                 self._grow(ch)
