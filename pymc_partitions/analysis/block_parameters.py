@@ -370,7 +370,8 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
     )
     dataset.attrs["description"] = (
         "Block parameters drawn from their conjugate posterior given each stored partition "
-        "and hyperparameters; block k = canonical label k; NaN beyond a draw's blocks."
+        "and hyperparameters (GeneralizedMallows: the sampler's own draws, as recorded); "
+        "block k = canonical label k; NaN (sigma: -1) beyond a draw's blocks."
     )
     return compat.add_group(idata, group, dataset)
 
