@@ -46,6 +46,12 @@ log_likelihood     ``pymc.stats.log_density.compute_log_         none: PyMC eval
                    ``pm.compute_log_likelihood``, ``pymc.stats.  elementwise logp, one
                    compute_log_likelihood``): pointwise leave-   joint term for a collapsed
                    one-out terms for collapsed likelihoods       likelihood
+gradient_logp      ``Model.logp_dlogp_function`` wrapped: an     none: PyMC's gradient
+                   observed term whose log density cannot be     steps compile the whole
+                   evaluated (an op's ``logp_unavailable``:      model's log density and
+                   GeneralizedMallows above 7 items) and that    have no hook to leave a
+                   does not depend on the step's variables is    term out
+                   left out, with a warning
 population_worker_ ``pymc.sampling.population.``                 none: PyMC's worker logs
 errors             ``PopulationStepper`` subclassed: with        the exception and exits;
                    worker processes, an exception in a chain's   the main process sees
@@ -722,6 +728,86 @@ def install_population_worker_errors():
     install_patches(["population_worker_errors"])
 
 
+
+# --- gradient_logp -----------------------------------------------------------------------
+
+
+def _model_class():
+    """The class defining ``logp_dlogp_function``: ``BaseModel`` (PyMC 6), ``Model`` (PyMC 5)."""
+    import pymc.model.core as core
+
+    return getattr(core, "BaseModel", core.Model)
+
+
+def unavailable_logp_terms(model, grad_vars=None):
+    """``[(observed variable, reason)]``: the observed variables whose op says its log
+    density cannot be evaluated (``op.logp_unavailable(node)`` returns a reason) and
+    whose inputs do not depend on ``grad_vars`` (value variables or their random
+    variables; None: every continuous free variable)."""
+    found = []
+    for rv in model.observed_RVs:
+        op = getattr(rv.owner, "op", None)
+        reason = op.logp_unavailable(rv.owner) if hasattr(op, "logp_unavailable") else None
+        if reason is None or any(rv is f for f, _ in found):
+            continue
+        if grad_vars is None:
+            moved = [v for v in model.free_RVs if v.dtype.startswith("float")]
+        else:
+            moved = [model.values_to_rvs.get(v, v) for v in grad_vars]
+        # a random variable among the inputs stands for its value: stop there
+        depends = set(ancestors(rv.owner.inputs, blockers=list(model.basic_RVs)))
+        if not any(m in depends for m in moved):
+            found.append((rv, reason))
+    return found
+
+
+def _gradient_logp_wrapper(original):
+    def logp_dlogp_function(self, grad_vars=None, tempered=False, *args, **kwargs):
+        """PyMC's function; terms whose log density cannot be evaluated and that do not
+        depend on ``grad_vars`` are left out (:func:`install_gradient_logp`)."""
+        dropped = [] if tempered else unavailable_logp_terms(self, grad_vars)
+        if not dropped:
+            return original(self, grad_vars, tempered, *args, **kwargs)
+        keep = [rv for rv in self.basic_RVs if not any(rv is d for d, _ in dropped)]
+        moved = [self.values_to_rvs.get(v, v).name
+                 for v in (grad_vars or self.continuous_value_vars)]
+        warnings.warn(
+            f"pymc_partitions: the gradient step on {moved} uses the model's log density "
+            f"without {[d.name for d, _ in dropped]} ({'; '.join(r for _, r in dropped)}). "
+            f"Those terms do not depend on the variables it moves, so its draws are those of "
+            f"the full model; its 'lp' and 'energy' statistics leave them out.",
+            UserWarning,
+            stacklevel=3,
+        )
+        full_logp = self.logp
+
+        def logp(vars=None, jacobian=True, sum=True):
+            return full_logp(vars=keep if vars is None else vars, jacobian=jacobian, sum=sum)
+
+        self.__dict__["logp"] = logp  # shadows the method for this call only
+        try:
+            return original(self, grad_vars, tempered, *args, **kwargs)
+        finally:
+            del self.__dict__["logp"]
+
+    return logp_dlogp_function
+
+
+def install_gradient_logp():
+    """Let NUTS (any gradient step) sample variables of a model one of whose observed
+    terms has a log density that cannot be evaluated but does not depend on them (the
+    CRP concentration of a GeneralizedMallows model with n > 7 items): the step's log
+    density leaves that term out, which changes no acceptance (the term is constant
+    along the step's trajectories)."""
+    cls = _model_class()
+    current = cls.logp_dlogp_function
+    if getattr(current, "__pmp_patch__", None) == "gradient_logp":
+        return
+    replacement = _gradient_logp_wrapper(current)
+    replacement.__wrapped__ = current
+    replacement.__pmp_patch__ = "gradient_logp"
+    cls.logp_dlogp_function = replacement
+
 PATCHES = [
     Patch(
         name="numba_block_statistics",
@@ -882,6 +968,37 @@ PATCHES = [
                      "compile_kwargs=None)"),
                     "e9bae995f3bcab21"),
                 "pymc.sampling.mcmc:_sample_return": "636bbc93162fee48",
+            },
+        },
+    ),
+    Patch(
+        name="gradient_logp",
+        why=(
+            "NUTS on the CRP concentration of a GeneralizedMallows model with n > 7 items "
+            "failed: PyMC compiles the whole model's log density, whose GM term (a sum over "
+            "n! permutations) cannot be evaluated, though it does not depend on the "
+            "concentration. The wrapper leaves such terms out of a gradient step's log "
+            "density. Re-check that logp_dlogp_function builds its cost from self.logp() "
+            "(untempered; in PyMC 6 inside _logp_dlogp_function, which it calls) and that "
+            "gradient steps obtain their function through it."
+        ),
+        install=install_gradient_logp,
+        relies_on=(
+            "pymc.model.core:Model.logp_dlogp_function",
+            "pymc.step_methods.arraystep:GradientSharedStep.__init__",
+        ),
+        fingerprints={
+            "5.28": {
+                "pymc.model.core:Model.logp_dlogp_function": (
+                    ("(self, grad_vars=None, tempered=False, initial_point=None, "
+                     "ravel_inputs=None, **kwargs)"), "1462489ac7a23b99"),
+                "pymc.step_methods.arraystep:GradientSharedStep.__init__": "0654e4c3e103b133",
+            },
+            "6.4": {
+                "pymc.model.core:Model.logp_dlogp_function": (
+                    ("(self, grad_vars=None, tempered=False, initial_point=None, "
+                     "ravel_inputs=None, **kwargs)"), "a2ff79e2dc4e112f"),
+                "pymc.step_methods.arraystep:GradientSharedStep.__init__": "0654e4c3e103b133",
             },
         },
     ),

@@ -393,3 +393,40 @@ def test_block_parameters_group():
     with pytest.raises(ValueError, match=r"no \['mallows_sigma', 'mallows_theta'\].*"
                                          "pmp.MallowsGibbs"):
         pmp.sample_block_parameters(idata, model)
+
+
+def test_alpha_by_nuts_is_exact_without_the_gm_term(monkeypatch):
+    """NUTS on alpha: with the GM term's log density unavailable (forced here by
+    lowering MAX_EXACT_ITEMS below n = 4, as it is above 7 items), the gradient step
+    leaves the term out (compat entry gradient_logp) and the joint draws are still
+    exact; the exact posterior is computed before, with the term available."""
+    model = gm_model(alpha="gamma")
+    grids = {"alpha_log__": np.linspace(-9.0, 4.0, 500)}
+    exact = exact_posterior(model, "z", grids)
+    monkeypatch.setattr(dm, "MAX_EXACT_ITEMS", 3)
+    with model, pytest.warns(UserWarning, match=r"gradient step on \['alpha'\] uses the "
+                                                r"model's log density without \['y'\]"):
+        step = [pmp.MallowsGibbs([model["z"]]), pm.NUTS([model["alpha"]])]
+    verdict, idata = assert_exact(model, draws=1500, chains=4, seed=6, step=step, exact=exact)
+    print(verdict.row())
+    with pytest.raises(ValueError, match="computed for n <= 3 items only"):
+        model.compile_logp()(model.initial_point())  # the full density: still refused
+
+
+def test_gradient_logp_keeps_terms_that_depend_on_the_moved_variables():
+    from pymc_partitions import compat
+
+    model = gm_model(alpha="gamma")
+    assert compat.unavailable_logp_terms(model) == []  # n = 4: available
+    rng = np.random.default_rng(1)
+    big = np.full((8, 9), PAD, dtype=np.int64)
+    for i in range(8):
+        big[i, :4] = rng.permutation(9)[:4]
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2.0, 2.0)
+        z = pmp.CRP("z", alpha=alpha, n=8)
+        pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=1.0, observed=big, n_items=9)
+    dropped = compat.unavailable_logp_terms(model)
+    assert [rv.name for rv, _ in dropped] == ["y"] and "n = 9" in dropped[0][1]
+    # a term whose inputs depend on the moved variable is never dropped
+    assert compat.unavailable_logp_terms(model, [model["z"]]) == []

@@ -357,8 +357,9 @@ class GeneralizedMallowsMarginal(Op):
                 f"over all n! central permutations; it is computed for n <= "
                 f"{MAX_EXACT_ITEMS} items only, and this model has n = {n} "
                 f"({math.factorial(n)} permutations). pmp.MallowsGibbs samples the model "
-                f"without it; avoid what evaluates the model's log density (NUTS on "
-                f"other variables of this model, pm.compute_log_likelihood, model.point_logps)."
+                f"without it; avoid what evaluates the model's log density "
+                f"(pm.compute_log_likelihood, model.point_logps, model.compile_logp). NUTS on "
+                f"other variables leaves this term out (it does not depend on them)."
             )
         from pymc_partitions.partitions import canonicalize
 
@@ -397,6 +398,17 @@ class GeneralizedMallowsRV(RandomVariable):
             "not implemented yet."
         )
 
+    def logp_unavailable(self, node):
+        """Why the log density of this node cannot be evaluated (None if it can): the
+        exact marginal sums over n! central permutations, done for n <= 7 items.
+        ``pymc_partitions.compat`` leaves such a term out of the log density of a
+        gradient step (NUTS) whose variables it does not depend on."""
+        n_items = constant_value(self.dist_params(node)[3])
+        if n_items is None or int(n_items) <= MAX_EXACT_ITEMS:
+            return None
+        return (f"GeneralizedMallows: the exact marginal over (sigma, theta) is computed for "
+                f"n <= {MAX_EXACT_ITEMS} items, and this one has n = {int(n_items)}")
+
 
 generalized_mallows = GeneralizedMallowsRV()
 
@@ -433,9 +445,12 @@ class GeneralizedMallows(pm.Discrete):
     :func:`exact_log_marginal` (sigma summed over its n! values, theta by
     quadrature): available for n <= :data:`MAX_EXACT_ITEMS` items, otherwise a
     ValueError at evaluation saying why. It is the oracle of the tests;
-    ``pm.sample`` does not evaluate it unless NUTS samples another variable of
-    the model (the CRP concentration goes to ``pmp.EscobarWest`` / ``pmp.HyperSlice``,
-    which do not read it).
+    ``pm.sample`` does not need it: the CRP concentration goes to
+    ``pmp.EscobarWest`` / ``pmp.HyperSlice`` by default, which do not read it, and
+    NUTS on it (``step=[pm.NUTS([alpha])]``) uses the model's log density without
+    this term when n > 7 (it does not depend on alpha, so NUTS's draws are those of
+    the full model; its ``lp`` and ``energy`` statistics omit the term, and a
+    warning says so: ``pymc_partitions.compat``, entry ``gradient_logp``).
     """
 
     rv_op = generalized_mallows
