@@ -734,7 +734,7 @@ def install_population_worker_errors():
 
 def _model_class():
     """The class defining ``logp_dlogp_function``: ``BaseModel`` (PyMC 6), ``Model`` (PyMC 5)."""
-    import pymc.model.core as core
+    from pymc.model import core
 
     return getattr(core, "BaseModel", core.Model)
 

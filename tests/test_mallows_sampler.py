@@ -342,7 +342,7 @@ def test_cores_give_the_same_draws(method):
     model = gm_model(alpha="gamma")
     with model:
         step = pmp.MallowsGibbs([model["z"]], method=method)
-    kw = dict(draws=15, chains=2, tune=5, seed=11, step=[step])
+    kw = {"draws": 15, "chains": 2, "tune": 5, "seed": 11, "step": [step]}
     one = sample(model, cores=1, **kw)
     with model:
         step = pmp.MallowsGibbs([model["z"]], method=method)
@@ -407,7 +407,7 @@ def test_alpha_by_nuts_is_exact_without_the_gm_term(monkeypatch):
     with model, pytest.warns(UserWarning, match=r"gradient step on \['alpha'\] uses the "
                                                 r"model's log density without \['y'\]"):
         step = [pmp.MallowsGibbs([model["z"]]), pm.NUTS([model["alpha"]])]
-    verdict, idata = assert_exact(model, draws=1500, chains=4, seed=6, step=step, exact=exact)
+    verdict, _ = assert_exact(model, draws=1500, chains=4, seed=6, step=step, exact=exact)
     print(verdict.row())
     with pytest.raises(ValueError, match="computed for n <= 3 items only"):
         model.compile_logp()(model.initial_point())  # the full density: still refused
