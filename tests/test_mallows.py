@@ -428,6 +428,39 @@ def test_sigma_mh_leaves_the_exact_law_invariant(n, seed):
     assert 0.5 * np.abs(freq - exact).sum() < 0.03
 
 
+@pytest.mark.parametrize("n, seed", [(4, 7), (5, 8)])
+def test_sigma_insertion_sweep_leaves_the_exact_law_invariant(n, seed):
+    """As above for the insertion Gibbs sweep (and for sigma_update, the MH step
+    followed by the sweep): exact starts stay exact; a long chain of sweeps alone
+    reaches the exact law."""
+    rng = np.random.default_rng(seed)
+    orderings, lengths = random_orderings(rng, 6, n, lengths=[n, 2, n, 2, 1, n])
+    theta = np.array([2.0, 0.2, 1.0, 0.1][: n - 1])
+    w = weights_of(orderings, lengths, n, theta)
+    perms = dm.all_permutations(n)
+    exact = exact_sigma_law(w, perms)
+    stream = new_stream(seed)
+    starts = rng.choice(len(perms), size=20000, p=exact)
+    pos, rest, log_w = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)
+    out = np.zeros((1, n), dtype=np.int64)
+    ends = np.empty(len(starts), dtype=np.int64)
+    for m, s in enumerate(starts):
+        mk.sigma_insertion_chain(w, perms[s].copy(), stream, out, pos, rest, log_w)
+        ends[m] = _lex_index(out[0])
+    assert chisq_p(np.bincount(ends, minlength=len(perms)), exact) > P_MIN
+    long = np.zeros((40000, n), dtype=np.int64)
+    mk.sigma_insertion_chain(w, np.arange(n, dtype=np.int64), stream, long, pos, rest, log_w)
+    freq = np.bincount(perm_index(long, n), minlength=len(perms)) / len(long)
+    assert 0.5 * np.abs(freq - exact).sum() < 0.03
+    # a wrong conditional (one sign flipped) is caught by the same chi-square test
+    flipped = w.copy()
+    flipped[0, 1], flipped[1, 0] = w[1, 0], w[0, 1]
+    for m, s in enumerate(starts):
+        mk.sigma_insertion_chain(flipped, perms[s].copy(), stream, out, pos, rest, log_w)
+        ends[m] = _lex_index(out[0])
+    assert chisq_p(np.bincount(ends, minlength=len(perms)), exact) < P_MIN
+
+
 def _lex_index(p):
     """Lexicographic rank of a permutation (the row of all_permutations)."""
     n, idx, rest = len(p), 0, list(range(len(p)))

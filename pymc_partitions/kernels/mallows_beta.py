@@ -59,7 +59,7 @@ from pymc_partitions.kernels.mallows import (
     inversion_codes,
     log_psi,
     remove_ranking,
-    sigma_stagewise_mh,
+    sigma_update,
     stage_statistics,
     weighted_counts,
 )
@@ -549,8 +549,8 @@ def update_parameters_beta(orderings, lengths, labels, sizes, counts, n_at_least
                 status[0] = 1
             if g < rounds:
                 weighted_counts(counts[c], theta[c], weights)
-                accepted += sigma_stagewise_mh(weights, sigma[c], pos[c], stream, proposal,
-                                               proposal_pos, alive, colsum)
+                accepted += sigma_update(weights, sigma[c], pos[c], stream, proposal,
+                                         proposal_pos, alive, colsum)
     return accepted
 
 

@@ -44,7 +44,7 @@ from pymc_partitions.kernels.mallows import (
     log_psi_cumulative,
     positions,
     remove_ranking,
-    sigma_stagewise_mh,
+    sigma_update,
     stage_statistics,
     weighted_counts,
 )
@@ -247,8 +247,9 @@ def update_parameters(sizes, counts, n_at_least, sigma, pos, theta, nu, r, n_gib
                       width, max_steps, stream, weights, proposal, proposal_pos, alive, colsum,
                       sums):
     """Figure 1, step 2: for every occupied slot, ``n_gibbs`` times: sigma_c by one
-    exact Metropolis-Hastings step with the Sample-sigma-Stagewise proposal
-    (:func:`~pymc_partitions.kernels.mallows.sigma_stagewise_mh`), then each
+    exact Metropolis-Hastings step with the Sample-sigma-Stagewise proposal and a sweep
+    of insertion Gibbs moves (:func:`~pymc_partitions.kernels.mallows.sigma_update`),
+    then each
     theta_{c,j} by ``n_slices`` slice updates of its conditional, proportional to
     exp(-theta (nu r_j + S_j(sigma_c))) psi_{n-j}(theta)^(-(nu + N_j)).
     Returns the number of accepted sigma proposals. Scratch: weights (n, n);
@@ -262,8 +263,8 @@ def update_parameters(sizes, counts, n_at_least, sigma, pos, theta, nu, r, n_gib
             continue
         for _ in range(n_gibbs):
             weighted_counts(counts[c], theta[c], weights)
-            accepted += sigma_stagewise_mh(weights, sigma[c], pos[c], stream, proposal,
-                                           proposal_pos, alive, colsum)
+            accepted += sigma_update(weights, sigma[c], pos[c], stream, proposal,
+                                     proposal_pos, alive, colsum)
             stage_statistics(counts[c], pos[c], sums)
             for j in range(stages):
                 a = nu * r[j] + sums[j]
