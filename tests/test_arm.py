@@ -434,10 +434,16 @@ def arm_move(variant, n_updates, n_gibbs, relabel, counts):
             scratch["order"] = np.arange(chain.n, dtype=np.int64)
         for _ in range(n_updates):
             a, b = rng.choice(len(POOL), 2, replace=False)
-            outcome = arm.arm_iteration(chain.stream, chain.state, chain.prior, chain.params,
-                                        chain.stats, chain.data, POOL[a], POOL[b], code,
-                                        relabel, scratch["order"], scratch["scr"],
-                                        chain.log_w, counts)
+            if variant == "bsm":
+                outcome = arm_bsm.bsm_iteration(
+                    chain.stream, chain.state, chain.prior, chain.params, chain.stats,
+                    chain.data, POOL[a], POOL[b], N_SCANS, relabel, scratch["order"],
+                    scratch["scr"], chain.log_w, counts)
+            else:
+                outcome = arm.arm_iteration(
+                    chain.stream, chain.state, chain.prior, chain.params, chain.stats,
+                    chain.data, POOL[a], POOL[b], code, relabel, scratch["order"],
+                    scratch["scr"], chain.log_w, counts)
             assert outcome < arm.FAILED
         if n_gibbs:
             gibbs_move(rng, chain)
@@ -448,15 +454,19 @@ def arm_move(variant, n_updates, n_gibbs, relabel, counts):
 @pytest.mark.parametrize(
     "kind, variant, n_updates, n_gibbs",
     [("bernoulli", "arm", 3, 0), ("bernoulli", "srm", 3, 0), ("bernoulli", "arm", 1, 1),
-     ("irm", "arm", 3, 0), ("fixed_blocks", "arm", 2, 1)],
-    ids=["arm-alone", "srm-alone", "arm-gibbs", "irm-arm-alone", "fixed-blocks-arm-gibbs"],
+     ("irm", "arm", 3, 0), ("fixed_blocks", "arm", 2, 1), ("bernoulli", "sarm", 3, 0),
+     ("bernoulli", "bsm", 3, 0), ("fixed_blocks", "sarm", 2, 1), ("fixed_blocks", "bsm", 2, 1)],
+    ids=["arm-alone", "srm-alone", "arm-gibbs", "irm-arm-alone", "fixed-blocks-arm-gibbs",
+         "sarm-alone", "bsm-alone", "fixed-blocks-sarm-gibbs", "fixed-blocks-bsm-gibbs"],
 )
 def test_exact(kind, variant, n_updates, n_gibbs):
     """The chain's draws against the exact posterior. Dropping T(z|z*) from the
     acceptance ratio fails the first four cases (TV and |z| far over their bounds);
     the fixed-blocks case (about 1 % of its ARM proposals keep K = 3 and are
     accepted, the Gibbs sweep does the rest) is there for the -inf weights of
-    partial partitions (abandoned proposals), not for that defect."""
+    partial partitions (abandoned proposals), not for that defect. bSM on fixed
+    blocks never accepts (a split or merge changes K = 3): every update is rejected
+    or abandoned, and the state must come back intact."""
     model = exact_model(kind)
     start = np.arange(N) % 3 if kind == "fixed_blocks" else None
     counts = np.zeros(5, dtype=np.int64)
@@ -466,6 +476,11 @@ def test_exact(kind, variant, n_updates, n_gibbs):
         start=start))
     print("split rejected/accepted, merge rejected/accepted, block moves:", counts)
     assert counts[:4].sum() == 4 * 2500 * n_updates
-    assert counts[arm.SPLIT_ACCEPTED] > 0 and counts[arm.MERGE_ACCEPTED] > 0
-    if variant == "arm":
+    if kind == "fixed_blocks" and variant == "bsm":
+        assert counts[arm.SPLIT_ACCEPTED] == 0 and counts[arm.MERGE_ACCEPTED] == 0
+    else:
+        assert counts[arm.SPLIT_ACCEPTED] > 0 and counts[arm.MERGE_ACCEPTED] > 0
+    if variant in ("arm", "bsm"):
         assert counts[4] > 0
+    else:
+        assert counts[4] == 0  # sRM and sARM move no blocks
