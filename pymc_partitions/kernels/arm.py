@@ -1,6 +1,7 @@
 r"""Adaptive Reconfiguration Moves: Herlau, Mørup, Schmidt & Teh (2016), "Adaptive
 Reconfiguration Moves for MCMC inference in Dirichlet Process Mixtures", Algorithm 3
-(ARM) and Algorithm 2 (sRM), the kernel of one Metropolis-Hastings update.
+(ARM), Algorithm 2 (sRM) and the ablation sARM (§3.6.2), the kernel of one
+Metropolis-Hastings update (the other ablation, bSM, is :mod:`.arm_bsm`).
 
 Given the current partition z, two items i != j and two earlier partitions z^a, z^b
 (canonical label arrays) that disagree on whether i and j share a block, the
@@ -39,7 +40,7 @@ or {i, j} (merge), the other items of S are unplaced, and the loop of lines 5-16
 visits every h != i, j in turn (an item of S by an unrestricted Gibbs move, an item
 outside S as above). z^a and z^b are ignored.
 
-sARM (§3.6.2, the ablation "without blocks") is Algorithm 2 with ARM's background
+sARM (§3.6.2, the ablation without block moves) is Algorithm 2 with ARM's background
 information and its informed initialisation: (i, j, z^a, z^b) are chosen as for
 ARM, lines 1-4 of Algorithm 3 start z* from c_i and c_j (split) or c_i u c_j
 (merge), and then Algorithm 2's loop visits every h != i, j in item order: the
@@ -378,7 +379,8 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
             return UNREACHABLE, -np.inf, 0
     log_t = 0.0
     n_block_moves = 0
-    # Lines 5-8: place each block of g' by an unrestricted block Gibbs move.
+    # Lines 5-8: place each block of g' by an unrestricted block Gibbs move (ARM
+    # only: sARM leaves g' unplaced for the loop below, item by item).
     n_g = order_blocks(scr, m, bi, bj) if block_moves else 0
     for g in range(n_g):
         b = scr.gorder[g]
@@ -410,7 +412,8 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
         if b >= 0:
             if block_moves and b != bi and b != bj and crep[b] == h:
                 continue  # an earmark A(1), placed in lines 5-8
-            # Lines 10-11: an item of S, by an unrestricted Gibbs move.
+            # Lines 10-11 (Algorithm 2, line 7): an item of S, by an unrestricted
+            # Gibbs move, from where it is (c_i, c_j, a block of g') or unplaced.
             n_cand = all_candidates(state, cand)
         else:
             kh = labels[h]
@@ -478,13 +481,13 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     Returns ``(outcome, log T(z*|z), log T(z|z*), log MH ratio, block moves)``:
     outcome ``SPLIT_REJECTED``, ``SPLIT_ACCEPTED``, ``MERGE_REJECTED``,
     ``MERGE_ACCEPTED``, ``FAILED`` (a NaN; state restored) or ``INVALID`` (z^a, z^b
-    agree on (i, j) or i == j; state unchanged); block moves: the blocks of g' with
+    agree on (i, j), i == j, or ``variant`` is ``BSM``; state unchanged); block moves: the blocks of g' with
     two or more items placed in the forward construction.
     """
     labels = state.labels
     n = labels.shape[0]
-    if i == j or (uses_refinement(variant) and not disagree(za, zb, i, j)):
-        return INVALID, np.nan, np.nan, np.nan, 0
+    if variant == BSM or i == j or (uses_refinement(variant) and not disagree(za, zb, i, j)):
+        return INVALID, np.nan, np.nan, np.nan, 0  # (bSM is arm_bsm.bsm_update)
     split = labels[i] == labels[j]
     rejected = SPLIT_REJECTED if split else MERGE_REJECTED
     zsave, zstar = scr.zsave, scr.zstar

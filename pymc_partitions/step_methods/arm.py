@@ -26,9 +26,10 @@ class ARM(PopulationStep):
        points); then (i, j) uniformly among the pairs on which z^a and z^b disagree.
     2. **One ARM update** (Algorithm 3; the other variants under ``variant``): the
        blocks of the coarsest common refinement c = z^a ∨ z^b ∨ z inside z_i ∪ z_j
-       are moved as wholes (earmarked by their first element), the other items join or stay under the uniqueness constraint
-       (eq. 17), every choice a restricted Gibbs move (eqs. 5–6), so the path to z*
-       is unique and T(z*|z) is the product of its moves; accepted with probability
+       are moved as wholes (earmarked by their first element), the other items join
+       or stay under the uniqueness constraint (eq. 17), every choice a restricted
+       Gibbs move (eqs. 5–6), so the path to z* is unique and T(z*|z) is the
+       product of its moves; accepted with probability
        min{1, q(z*) T(z|z*) / (q(z) T(z*|z))} (eq. 8), q the collapsed joint. Candidate
        lists by block size descending, then first element ascending, in a fresh
        random relabelling of the items (``relabel=True``, §2.4).
@@ -59,7 +60,7 @@ class ARM(PopulationStep):
         ``"srm"``: Algorithm 2 (§2.1, simplified reconfiguration moves): no blocks,
         no history; (i, j) uniform over all pairs, z* starts from {i}, {j} (split)
         or {i, j} (merge) and every other item is visited one at a time.
-        ``"sarm"``: the ablation "without blocks" of §3.6.2: (i, j, z^a, z^b) from
+        ``"sarm"``: §3.6.2's ablation without block moves: (i, j, z^a, z^b) from
         the history as for ARM and ARM's informed initialisation (z* starts from
         c_i, c_j, or c_i ∪ c_j), then Algorithm 2's item-by-item loop: no block
         moves (lines 5–8 of Algorithm 3). Kernel: :mod:`~pymc_partitions.kernels.arm`.
@@ -85,9 +86,10 @@ class ARM(PopulationStep):
         As for PyMC's own steps.
 
     Chains: ``"arm"``, ``"sarm"`` and ``"bsm"`` need at least 2
-    (``pm.sample(chains=S)``; the paper uses S = 8); ``"srm"`` runs with any number. In the first iteration no chain has a past
-    state: there is no ARM update (the Gibbs sweeps run), and none while a chain's
-    window holds a single partition (``no_background``).
+    (``pm.sample(chains=S)``; the paper uses S = 8); ``"srm"`` runs with any number.
+    In the first iteration no chain has a past state: there is no ARM update (the
+    Gibbs sweeps run), and none while a chain's window holds a single partition
+    (``no_background``).
 
     Sampler statistics
     ------------------
