@@ -34,6 +34,14 @@ def normal_model():
     return model
 
 
+def irm_model():
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=0.9, n=N)
+        upper = np.triu(np.random.default_rng(1).random((N, N)) < 0.5, 1)
+        pmp.IRM("A", partition=z, a=0.7, b=1.3, observed=(upper | upper.T).astype(float))
+    return model
+
+
 def initvals():
     return [{"z": s} for s in STARTS]
 
@@ -51,6 +59,24 @@ def test_exact_with_the_adaptive_history(make, n_gibbs):
     accepted = int(stats["split_accepted"].sum() + stats["merge_accepted"].sum())
     assert proposed > 0.9 * stats["split_proposed"].size and 0 < accepted < proposed
     assert int(stats["block_moves"].sum()) > 0  # blocks of c moved as wholes
+
+
+@pytest.mark.parametrize("n_gibbs", [0, 1], ids=["alone", "gibbs"])
+@pytest.mark.parametrize("make", [bernoulli_model, normal_model, irm_model],
+                         ids=["bernoulli", "normal", "irm"])
+@pytest.mark.parametrize("variant", ["sarm", "bsm"])
+def test_exact_ablations_with_the_adaptive_history(variant, make, n_gibbs):
+    """§3.6.2's sARM and bSM through ``pm.sample``, 4 chains, the history running."""
+    model = make()
+    with model:
+        step = pmp.ARM([model["z"]], variant=variant, n_gibbs_sweeps=n_gibbs)
+    _, idata = assert_exact(model, draws=2500, seed=14, step=step, initvals=initvals())
+    stats = idata["sample_stats"]
+    proposed = int(stats["split_proposed"].sum() + stats["merge_proposed"].sum())
+    accepted = int(stats["split_accepted"].sum() + stats["merge_accepted"].sum())
+    assert proposed > 0.9 * stats["split_proposed"].size and 0 < accepted < proposed
+    if variant == "sarm":
+        assert int(stats["block_moves"].sum()) == 0  # no block moves (lines 5-8)
 
 
 def test_exact_srm_alone():
@@ -98,8 +124,11 @@ def test_one_chain_and_bad_arguments():
         assert posterior_dataset(idata)["z"].shape == (1, 5, N)
         with pytest.raises(ValueError, match="'variant' must be one of"):
             pmp.ARM([model["z"]], variant="jain_neal")
-        with pytest.raises(NotImplementedError, match="not built yet"):
-            pmp.ARM([model["z"]], variant="bsm")
+        with pytest.raises(ValueError, match="'n_restricted_scans'"):
+            pmp.ARM([model["z"]], variant="bsm", n_restricted_scans=-1)
+        with pytest.raises(ValueError, match="needs at least 2 chains"):
+            pm.sample(draws=5, tune=5, chains=1, step=pmp.ARM([model["z"]], variant="sarm"),
+                      progressbar=False, compute_convergence_checks=False)
         with pytest.raises(ValueError, match="'n_gibbs_sweeps'"):
             pmp.ARM([model["z"]], n_gibbs_sweeps=-1)
         with pytest.raises(ValueError, match="'max_window'"):

@@ -6,8 +6,10 @@
 - moves, one per module: :mod:`.gibbs` (Neal 2000, Alg. 3),
   :mod:`.split_merge` (Jain & Neal 2004, restricted Gibbs split-merge) and
   :mod:`.sweep_block` (Herlau et al. 2016, eqs. 5-6), the block primitive later
-  moves are built from, and :mod:`.arm` (Herlau et al. 2016, Algorithms 2-3:
-  adaptive reconfiguration moves and their simplified form, sRM);
+  moves are built from, :mod:`.arm` (Herlau et al. 2016, Algorithms 2-3:
+  adaptive reconfiguration moves, their simplified form sRM and the ablation sARM,
+  §3.6.2) and :mod:`.arm_bsm` (§3.6.2's bSM: split-merge launched from ARM's
+  background information);
 - :mod:`.tempering`: any (component, prior) pair raised to 1/t, a dispatch
   wrapper (the targets of population samplers on a temperature ladder);
 - Population Based Clustering (Goswami, Liu & Wong 2005): :mod:`.mutation` (§3.1),
@@ -23,7 +25,7 @@ to a component and a prior from the types of their params records and caches the
 result on disk.
 """
 
-from pymc_partitions.kernels import arm, gibbs, split_merge, sweep_block, tempering
+from pymc_partitions.kernels import arm, arm_bsm, gibbs, split_merge, sweep_block, tempering
 from pymc_partitions.kernels.bookkeeping import (
     assign_labels,
     log_joint,
@@ -36,6 +38,7 @@ from pymc_partitions.kernels.state import PartitionState, canonical_labels, new_
 __all__ = [
     "PartitionState",
     "arm",
+    "arm_bsm",
     "assign_labels",
     "canonical_labels",
     "gibbs",

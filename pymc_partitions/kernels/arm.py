@@ -1,6 +1,7 @@
 r"""Adaptive Reconfiguration Moves: Herlau, Mørup, Schmidt & Teh (2016), "Adaptive
 Reconfiguration Moves for MCMC inference in Dirichlet Process Mixtures", Algorithm 3
-(ARM) and Algorithm 2 (sRM), the kernel of one Metropolis-Hastings update.
+(ARM), Algorithm 2 (sRM) and the ablation sARM (§3.6.2), the kernel of one
+Metropolis-Hastings update (the other ablation, bSM, is :mod:`.arm_bsm`).
 
 Given the current partition z, two items i != j and two earlier partitions z^a, z^b
 (canonical label arrays) that disagree on whether i and j share a block, the
@@ -39,6 +40,14 @@ or {i, j} (merge), the other items of S are unplaced, and the loop of lines 5-16
 visits every h != i, j in turn (an item of S by an unrestricted Gibbs move, an item
 outside S as above). z^a and z^b are ignored.
 
+sARM (§3.6.2, the ablation without block moves) is Algorithm 2 with ARM's background
+information and its informed initialisation: (i, j, z^a, z^b) are chosen as for
+ARM, lines 1-4 of Algorithm 3 start z* from c_i and c_j (split) or c_i u c_j
+(merge), and then Algorithm 2's loop visits every h != i, j in item order: the
+other items of S one at a time by unrestricted Gibbs moves (the members of c_i, c_j
+from where line 4 put them, the others from unplaced), the items outside S as
+above. There are no block moves (lines 5-8).
+
 Choices where the paper is silent or ambiguous (all are part of the background
 information, so any fixed choice keeps the move exact):
 
@@ -65,7 +74,13 @@ information, so any fixed choice keeps the move exact):
    matter and no relabelling is needed. They must disagree on (i, j) (else c_i = c_j
    and line 4 is undefined): the update returns ``INVALID`` with the state
    unchanged.
-6. **No admissible candidate** (every weight -inf, e.g. a colouring constraint, or
+6. **sARM's informed initialisation** (§3.6.2 says only "z*_i = c_i and
+   z*_j = c_j"): the items of S in the other blocks of c are left unplaced until
+   the loop reaches them, as in sRM. Placing them beforehand (e.g. as the blocks
+   of c) would make paths non-unique: two members x, y of one such block end
+   together both when x stays and y stays and when x leaves for a new block and
+   y follows it.
+7. **No admissible candidate** (every weight -inf, e.g. a colouring constraint, or
    a NaN weight) abandons the proposal: it is rejected. Its forced reverse would
    have probability 0 or be undefined the same way, and abandoned branches do not
    change the probabilities of the paths that complete. A NaN log joint or forced
@@ -104,8 +119,8 @@ from pymc_partitions.kernels.reassign import put_in, take_out
 from pymc_partitions.kernels.state import NO_CHOICE
 from pymc_partitions.kernels.sweep_block import sweep_block
 
-# Variants.
-ARM, SRM = 0, 1
+# Variants (BSM's kernel is :mod:`.arm_bsm`).
+ARM, SRM, SARM, BSM = 0, 1, 2, 3
 # Outcomes of one update (the first four as in split_merge).
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
 FAILED = 4  # a NaN probability or log joint: the state is restored
@@ -228,6 +243,19 @@ def all_candidates(state, cand):
 
 
 @primitive
+def disagree(za, zb, i, j):
+    """Whether z^a and z^b disagree on whether i and j share a block."""
+    return (za[i] == za[j]) != (zb[i] == zb[j])
+
+
+@primitive
+def uses_refinement(variant):
+    """Whether the variant starts from c = z^a v z^b v z (all but sRM), so z^a and
+    z^b must disagree on (i, j)."""
+    return variant != SRM
+
+
+@primitive
 def refine(labels, i, j, ki, kj, za, zb, order, srm, scr):
     """Line 1: the blocks of c = z^a v z^b v z on S = z_i u z_j (singletons for sRM),
     numbered in order of their first elements. Returns their number."""
@@ -297,10 +325,10 @@ def order_blocks(scr, m, bi, bj):
 
 
 @routine
-def construct(state, prior_params, params, stats, data, i, j, za, zb, order, srm, key,
+def construct(state, prior_params, params, stats, data, i, j, za, zb, order, variant, key,
               forced, target, scr, log_w):
-    """Algorithm 3 (``srm`` False) or Algorithm 2 (``srm`` True) from the current
-    state, which becomes z*.
+    """Algorithm 3 (``variant`` ``ARM``), Algorithm 2 (``SRM``) or sARM (``SARM``:
+    Algorithm 2 started from c_i, c_j, §3.6.2) from the current state, which becomes z*.
 
     forced : False to sample z* (uniforms ``counter_uniform(key, x)``); True to force
         every move toward the partition of the labels ``target`` (eq. 6).
@@ -315,6 +343,8 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, srm
     split = ki == kj
     cblock, crep, csize, cstart = scr.cblock, scr.crep, scr.csize, scr.cstart
     cand, remaining, target_slot, o_rep = scr.cand, scr.remaining, scr.target_slot, scr.o_rep
+    srm = variant == SRM
+    block_moves = variant == ARM
     # Line 1: c = z^a v z^b v z on S.
     m = refine(labels, i, j, ki, kj, za, zb, order, srm, scr)
     bi, bj = cblock[i], cblock[j]
@@ -349,8 +379,9 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, srm
             return UNREACHABLE, -np.inf, 0
     log_t = 0.0
     n_block_moves = 0
-    # Lines 5-8: place each block of g' by an unrestricted block Gibbs move.
-    n_g = 0 if srm else order_blocks(scr, m, bi, bj)
+    # Lines 5-8: place each block of g' by an unrestricted block Gibbs move (ARM
+    # only: sARM leaves g' unplaced for the loop below, item by item).
+    n_g = order_blocks(scr, m, bi, bj) if block_moves else 0
     for g in range(n_g):
         b = scr.gorder[g]
         x = crep[b]
@@ -379,9 +410,10 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, srm
             continue
         b = cblock[h]
         if b >= 0:
-            if not srm and b != bi and b != bj and crep[b] == h:
+            if block_moves and b != bi and b != bj and crep[b] == h:
                 continue  # an earmark A(1), placed in lines 5-8
-            # Lines 10-11: an item of S, by an unrestricted Gibbs move.
+            # Lines 10-11 (Algorithm 2, line 7): an item of S, by an unrestricted
+            # Gibbs move, from where it is (c_i, c_j, a block of g') or unplaced.
             n_cand = all_candidates(state, cand)
         else:
             kh = labels[h]
@@ -438,7 +470,8 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, srm
 @routine
 def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, variant, key,
                scr, log_w):
-    """One ARM (``variant`` ``ARM``) or sRM (``SRM``) Metropolis-Hastings update.
+    """One ARM (``variant`` ``ARM``), sRM (``SRM``) or sARM (``SARM``)
+    Metropolis-Hastings update.
 
     za, zb : (n,) int64 labels of z^a, z^b (ignored by sRM); order : (n,) int64, a
     permutation of the items (the paper's order is 0..n-1); key : int64, the key of
@@ -448,14 +481,13 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     Returns ``(outcome, log T(z*|z), log T(z|z*), log MH ratio, block moves)``:
     outcome ``SPLIT_REJECTED``, ``SPLIT_ACCEPTED``, ``MERGE_REJECTED``,
     ``MERGE_ACCEPTED``, ``FAILED`` (a NaN; state restored) or ``INVALID`` (z^a, z^b
-    agree on (i, j) or i == j; state unchanged); block moves: the blocks of g' with
+    agree on (i, j), i == j, or ``variant`` is ``BSM``; state unchanged); block moves: the blocks of g' with
     two or more items placed in the forward construction.
     """
     labels = state.labels
     n = labels.shape[0]
-    srm = variant == SRM
-    if i == j or (not srm and (za[i] == za[j]) == (zb[i] == zb[j])):
-        return INVALID, np.nan, np.nan, np.nan, 0
+    if variant == BSM or i == j or (uses_refinement(variant) and not disagree(za, zb, i, j)):
+        return INVALID, np.nan, np.nan, np.nan, 0  # (bSM is arm_bsm.bsm_update)
     split = labels[i] == labels[j]
     rejected = SPLIT_REJECTED if split else MERGE_REJECTED
     zsave, zstar = scr.zsave, scr.zstar
@@ -466,7 +498,7 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     sampled, forced = i < 0, i >= 0
     log_before = log_joint(state, prior_params, params, stats)
     status, log_fwd, n_moves = construct(state, prior_params, params, stats, data, i, j, za,
-                                         zb, order, srm, key, sampled, zsave, scr, log_w)
+                                         zb, order, variant, key, sampled, zsave, scr, log_w)
     if status != BUILT:
         restore(state, params, stats, data, zsave, scr.slot_map)
         if status == NAN:
@@ -477,7 +509,7 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
         zstar[h] = labels[h]
     # The reverse: the construction from z*, forced toward z.
     status, log_rev, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
-                                   order, srm, key, forced, zsave, scr, log_w)
+                                   order, variant, key, forced, zsave, scr, log_w)
     if status == NAN:
         restore(state, params, stats, data, zsave, scr.slot_map)
         return FAILED, log_fwd, log_rev, np.nan, n_moves
@@ -518,22 +550,15 @@ def proposal_entry(state, prior_params, params, stats, data, i, j, za, zb, order
     Returns ``(status, log T)`` (see :func:`construct`); unless ``BUILT`` the state is
     restored to z. Raises ``ValueError`` for invalid (i, j, z^a, z^b)."""
     labels = state.labels
-    srm = variant == SRM
-    if i == j or (not srm and (za[i] == za[j]) == (zb[i] == zb[j])):
+    if i == j or (uses_refinement(variant) and not disagree(za, zb, i, j)):
         raise ValueError(INVALID_MESSAGE)
     for h in range(labels.shape[0]):
         scr.zsave[h] = labels[h]
     status, log_t, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
-                                 order, srm, key, forced, target, scr, log_w)
+                                 order, variant, key, forced, target, scr, log_w)
     if status != BUILT:
         restore(state, params, stats, data, scr.zsave, scr.slot_map)
     return status, log_t
-
-
-@primitive
-def disagree(za, zb, i, j):
-    """Whether z^a and z^b disagree on whether i and j share a block."""
-    return (za[i] == za[j]) != (zb[i] == zb[j])
 
 
 @primitive
@@ -574,7 +599,7 @@ def draw_pair(stream, za, zb, srm):
 @entry
 def arm_iteration(stream, state, prior_params, params, stats, data, za, zb, variant, relabel,
                   order, scr, log_w, counts):
-    """One ARM (or sRM) update given the background partitions z^a, z^b, drawing
+    """One ARM (or sRM, sARM) update given the background partitions z^a, z^b, drawing
     from ``stream`` (§2.4): the pair (i, j) (:func:`draw_pair`), the item order (a
     fresh uniformly random permutation of ``order`` when ``relabel``, the paper's
     random relabelling; else ``order`` as it is, e.g. 0..n-1) and the update's key.

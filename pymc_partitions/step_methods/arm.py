@@ -5,13 +5,11 @@ import time
 import numpy as np
 
 from pymc_partitions.distributions.validation import integer_arg
-from pymc_partitions.kernels import arm, gibbs
+from pymc_partitions.kernels import arm, arm_bsm, gibbs
 from pymc_partitions.step_methods.arm_history import History
 from pymc_partitions.step_methods.population import PopulationStep
 
-VARIANTS = {"arm": arm.ARM, "srm": arm.SRM}
-#: Variants of the paper's ablations (§3.6) not built yet.
-PLANNED_VARIANTS = ("sarm", "bsm")
+VARIANTS = {"arm": arm.ARM, "srm": arm.SRM, "sarm": arm.SARM, "bsm": arm.BSM}
 
 
 class ARM(PopulationStep):
@@ -26,11 +24,12 @@ class ARM(PopulationStep):
        one from any chain's states at ⌊t/2⌋ … t (the S chains of ``pm.sample`` are
        the paper's S parallel chains: every chain sees the others' previous-iteration
        points); then (i, j) uniformly among the pairs on which z^a and z^b disagree.
-    2. **One ARM update** (Algorithm 3): the blocks of the coarsest common refinement
-       c = z^a ∨ z^b ∨ z inside z_i ∪ z_j are moved as wholes (earmarked by their
-       first element), the other items join or stay under the uniqueness constraint
-       (eq. 17), every choice a restricted Gibbs move (eqs. 5–6), so the path to z*
-       is unique and T(z*|z) is the product of its moves; accepted with probability
+    2. **One ARM update** (Algorithm 3; the other variants under ``variant``): the
+       blocks of the coarsest common refinement c = z^a ∨ z^b ∨ z inside z_i ∪ z_j
+       are moved as wholes (earmarked by their first element), the other items join
+       or stay under the uniqueness constraint (eq. 17), every choice a restricted
+       Gibbs move (eqs. 5–6), so the path to z* is unique and T(z*|z) is the
+       product of its moves; accepted with probability
        min{1, q(z*) T(z|z*) / (q(z) T(z*|z))} (eq. 8), q the collapsed joint. Candidate
        lists by block size descending, then first element ascending, in a fresh
        random relabelling of the items (``relabel=True``, §2.4).
@@ -56,13 +55,28 @@ class ARM(PopulationStep):
     ----------
     vars : list
         The partition variable (one per step).
-    variant : {"arm", "srm"}, default "arm"
-        ``"srm"``: Algorithm 2 (simplified reconfiguration moves: no blocks, no
-        history; (i, j) uniform over all pairs). The paper's other ablations,
-        ``"sarm"`` and ``"bsm"`` (§3.6), are not built yet and are refused.
+    variant : {"arm", "srm", "sarm", "bsm"}, default "arm"
+        ``"arm"``: Algorithm 3, as above.
+        ``"srm"``: Algorithm 2 (§2.1, simplified reconfiguration moves): no blocks,
+        no history; (i, j) uniform over all pairs, z* starts from {i}, {j} (split)
+        or {i, j} (merge) and every other item is visited one at a time.
+        ``"sarm"``: §3.6.2's ablation without block moves: (i, j, z^a, z^b) from
+        the history as for ARM and ARM's informed initialisation (z* starts from
+        c_i, c_j, or c_i ∪ c_j), then Algorithm 2's item-by-item loop: no block
+        moves (lines 5–8 of Algorithm 3). Kernel: :mod:`~pymc_partitions.kernels.arm`.
+        ``"bsm"``: the ablation of §3.6.2 on split-merge: Jain & Neal's
+        restricted-Gibbs split-merge (Algorithm 1) with ARM's (i, j, z^a, z^b) and a
+        launch state started from c_i and c_j (c computed on the merged partition,
+        the other blocks of c placed as wholes by restricted block Gibbs moves), then
+        ``n_restricted_scans`` intermediate restricted scans; a split or merge of
+        z_i, z_j only. Kernel: :mod:`~pymc_partitions.kernels.arm_bsm` (its module
+        docstring lists where the paper is silent).
     n_gibbs_sweeps : int, default 1
         Full Gibbs sweeps after each update (0: none; ARM updates alone are not
         irreducible in general).
+    n_restricted_scans : int, default 5
+        ``"bsm"`` only: t, the intermediate restricted Gibbs scans from the launch
+        state's initialisation (as :class:`~.SplitMerge`'s).
     relabel : bool, default True
         A fresh random item order for each update's candidate lists (§2.4); False:
         item order 0..n-1.
@@ -71,10 +85,11 @@ class ARM(PopulationStep):
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
-    Chains: ``"arm"`` needs at least 2 (``pm.sample(chains=S)``; the paper uses
-    S = 8); ``"srm"`` runs with any number. In the first iteration no chain has a past
-    state: there is no ARM update (the Gibbs sweeps run), and none while a chain's
-    window holds a single partition (``no_background``).
+    Chains: ``"arm"``, ``"sarm"`` and ``"bsm"`` need at least 2
+    (``pm.sample(chains=S)``; the paper uses S = 8); ``"srm"`` runs with any number.
+    In the first iteration no chain has a past state: there is no ARM update (the
+    Gibbs sweeps run), and none while a chain's window holds a single partition
+    (``no_background``).
 
     Sampler statistics
     ------------------
@@ -82,7 +97,9 @@ class ARM(PopulationStep):
     split_proposed, split_accepted, merge_proposed, merge_accepted : int
         This iteration's update, by kind (0 or 1 each).
     block_moves : int
-        Blocks of c of two or more items moved as wholes by the update (lines 5–8).
+        Blocks of c of two or more items moved as wholes by the update (lines 5–8);
+        for ``"bsm"``, placed as wholes in the launch state; always 0 for ``"srm"``
+        and ``"sarm"``.
     no_background : bool
         No two different partitions could be drawn: no update this iteration.
     arm_seconds, gibbs_seconds : float
@@ -106,16 +123,13 @@ class ARM(PopulationStep):
     }
 
     def __init__(self, vars, variant="arm", n_gibbs_sweeps=1, relabel=True, max_window=None,
-                 **kwargs):
-        if variant in PLANNED_VARIANTS:
-            raise NotImplementedError(
-                f"ARM: variant={variant!r} (the paper's §3.6 ablation) is not built yet; "
-                f"use 'arm' or 'srm'."
-            )
+                 n_restricted_scans=5, **kwargs):
         if not isinstance(variant, str) or variant not in VARIANTS:
             raise ValueError(f"ARM: 'variant' must be one of {tuple(VARIANTS)}, got {variant!r}.")
         self.variant = variant
         self.n_gibbs_sweeps = integer_arg("n_gibbs_sweeps", n_gibbs_sweeps, "ARM", minimum=0)
+        self.n_restricted_scans = integer_arg("n_restricted_scans", n_restricted_scans, "ARM",
+                                              minimum=0)
         if not isinstance(relabel, bool | np.bool_):
             raise TypeError(f"ARM: 'relabel' must be True or False, got {relabel!r}.")
         self.relabel = bool(relabel)
@@ -148,18 +162,24 @@ class ARM(PopulationStep):
                 self._history = History(n, self.this_chain, self.max_window)
             self._history.record(self.population_labels())
             background = self._history.draw(stream)
-        if background is not None:
+        if background is not None and self.variant == "bsm":
+            outcome = arm_bsm.bsm_iteration(
+                stream, chain.state, prior_params, params, stats, data, background[0],
+                background[1], self.n_restricted_scans, self.relabel, self._order,
+                self._scratch, chain.log_w, counts,
+            )
+        elif background is not None:
             outcome = arm.arm_iteration(
                 stream, chain.state, prior_params, params, stats, data, background[0],
                 background[1], VARIANTS[self.variant], self.relabel, self._order,
                 self._scratch, chain.log_w, counts,
             )
-            if outcome == arm.FAILED:
-                raise FloatingPointError(
-                    f"ARM: an update of partition '{self.target.name}' met a NaN probability "
-                    f"or log joint (hyperparameter values {chain.hyper_values}); the "
-                    f"likelihood's hyperparameters are probably outside their support."
-                )
+        if background is not None and outcome == arm.FAILED:
+            raise FloatingPointError(
+                f"ARM: an update of partition '{self.target.name}' met a NaN probability "
+                f"or log joint (hyperparameter values {chain.hyper_values}); the "
+                f"likelihood's hyperparameters are probably outside their support."
+            )
         arm_seconds = time.perf_counter() - start
         start = time.perf_counter()
         failed = gibbs.run_sweeps(stream, self.n_gibbs_sweeps, chain.state, prior_params,
