@@ -180,7 +180,7 @@ def test_beta_gibbs_statistics_are_incremental(method):
     orderings = np.full((30, 9), PAD, dtype=np.int64)
     for i in range(30):
         orderings[i, : 2 + i % 6] = rng.permutation(9)[: 2 + i % 6]
-    model = gm_model(alpha=3.0, orderings=orderings)
+    model = gm_model(alpha=8.0, orderings=orderings)
     with model:
         step = pmp.MallowsGibbs([model["z"]], method=method, n_gibbs=2,
                                rng=np.random.default_rng(5))
@@ -188,7 +188,7 @@ def test_beta_gibbs_statistics_are_incremental(method):
     for _ in range(3):
         point, _ = step.step(point)
     ch = step._chain
-    step._reassign(ch, 3.0)
+    step._reassign(ch, 8.0)
     assert ch["sizes"].shape[0] > 8  # grown
     n, T = step.n_items, step.T
     sums = np.empty(T, dtype=np.int64)
