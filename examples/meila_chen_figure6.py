@@ -67,7 +67,7 @@ paper, Beta-Gibbs is below Slice-Gibbs: it recovers the true clustering exactly 
 every replicate of sets 2 and 4 (t = 19) by iteration ~50, and in 9 of 10 of sets 1
 and 3. Slice-Gibbs's means sit on plateaus of 0.02-0.2 bits: a replicate that ends
 with two true clusters merged (K = 9) is 0.2 bits from the truth (1000 of 5000
-rankings, 1 bit each), so set 2's 0.200 is nine such replicates out of ten; with
+rankings, 1 bit each), so set 2's 0.200 means a merge in nearly every replicate (one ends exact); with
 explicit (sigma, theta) a merged cluster's parameters fit both halves poorly but
 stably, and one-ranking moves do not undo the merge within 250 iterations. Our plateaus are
 higher than the paper's curves (which reach 1e-4 to 1e-3 on average) for
