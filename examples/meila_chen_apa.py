@@ -41,38 +41,38 @@ kept draw are printed (and plotted) instead, with that draw's own sigma and thet
 
 Measured (Python 3.11, one core of a 2-core machine shared with a CI job; defaults:
 all 15,449 ballots, 1000 tuning + 1000 kept iterations, Slice-Gibbs, alpha ~ Gamma(1,
-1), seed 1; ``python examples/meila_chen_apa.py --plot apa.png``): wall time 314 s,
-of which sampling 250 s (125 ms per iteration at K ~ 50; the first run also compiles
-the kernels, ~20 s) and the point estimate 63 s (100 draws). So all ballots are the
-default. Posterior: K mean 49.8, 90% interval [38, 64]; alpha mean 5.7, [3.7, 7.9].
-K is still drifting: from the one-block start it rises to ~50 by iteration ~1400 and
-wanders between 26 and 58 afterwards (a 2000-iteration trace), so these are not
-converged posterior summaries; the chain moves ballots between heavily overlapping
-clusters. Consequently the VI point estimate is **one block** (expected VI 3.8 bits
-to the draws: no split of the voters is stable enough to pay for itself under VI);
-its matched sigma is 5 4 1 2 3 in 91% of draws with theta (0.42, 0.55, 0.80, 0.33).
-The last draw's clusters with >= 2% of the voters (67 blocks in all):
+1), seed 1; ``python examples/meila_chen_apa.py --plot apa.png``): wall time 441 s,
+of which sampling 160 s (80 ms per iteration at K ~ 70) and the point estimate 280 s
+(100 draws; SALSO's VI search grows with K). Posterior: K mean 67.8, 90% interval
+[51, 86]; alpha mean 8.0, [5.4, 11.0]. One chain, so convergence is not established;
+an earlier version of the sampler, whose sigma-update lacked the insertion moves and
+stuck at poor centres, gave K ~ 50 on the same run. The model is flexible for five
+candidates (a GM block per faction of any size, 15,449 voters): most blocks are
+small (in the last draw 84 of 93 blocks hold under 2% of the voters, 4,389 voters in
+all), and no split of the voters is stable enough across draws to pay for itself
+under VI: the VI point estimate is **one block** (expected VI 4.36 bits to the
+draws); the block of each draw that holds most of the voters holds a median 15% of
+them, its sigma is 4 5 1 2 3 in 62% of draws, theta (0.78, 0.75, 0.86, 0.38).
+The last draw's clusters with >= 2% of the voters (93 blocks in all):
 
 =====  =====  ===========  ============================  ==========================
 size   share  sigma        theta_1..4                    first choices % (1..5)
 =====  =====  ===========  ============================  ==========================
-5146   33.3%  5 4 1 2 3    0.34  0.29  0.53  0.15        18 12  9 25 35
-1822   11.8%  3 1 2 5 4    3.40  1.35  0.30  0.21         3  0 97  0  0
-1066    6.9%  1 3 2 5 4    1.27  4.93  0.69  0.14        72  5 20  1  2
- 756    4.9%  2 1 3 4 5    0.25  0.19  2.45  1.25        25 33 20 12 10
- 688    4.5%  3 1 5 2 4    0.60  0.32  4.69  0.94        25 11 45  5 15
- 673    4.4%  2 1 4 5 3    0.51  0.30  0.91  1.09        23 42  7 16 11
- 663    4.3%  4 2 1 3 5    1.36  0.89  0.82  0.59         5 17  1 76  0
- 635    4.1%  5 3 1 2 4    0.23  1.08  1.22  0.17        18 17 21 13 31
- 519    3.4%  4 5 2 1 3    0.43  0.52  1.66  0.85        11 16  7 36 30
- 441    2.9%  4 5 2 1 3    1.70  1.25  0.05  0.03         1  3  0 83 13
- 434    2.8%  4 5 1 2 3    0.83  2.44  2.32  2.43        12  5  3 57 24
+2546   16.5%  2 5 4 1 3    0.34  0.33  0.62  0.02        11 35  9 19 26
+2476   16.0%  4 5 1 2 3    0.50  0.88  0.86  0.75        16 10  6 41 27
+2103   13.6%  3 1 2 4 5    1.28  1.47  1.19  0.02        19  5 73  2  1
+1293    8.4%  3 1 5 2 4    0.81  1.31  3.50  0.99        25  6 54  2 12
+ 795    5.1%  5 1 3 2 4    0.11  1.45  0.03  0.39        22 19 16 18 25
+ 598    3.9%  3 2 5 1 4    1.81  0.41  0.04  0.95         0 12 87  0  1
+ 563    3.6%  4 2 1 3 5    0.04  0.75  0.95  1.43        18 20 20 23 19
+ 356    2.3%  1 3 2 5 4    1.83  2.52  1.62  0.15        82  3 14  0  0
+ 330    2.1%  4 2 1 3 5    0.15  0.63  0.21  1.21        20 27 16 24 13
 =====  =====  ===========  ============================  ==========================
 
 The tight clusters are the factions one expects: research psychologists first (3
-then 1, theta_1 = 3.4; 1 then 3), clinical psychologists first (4 and 5), and a large
-diffuse block (theta < 0.6 at every stage). Over all ballots the first choices are
-19 15 26 21 19 %: candidate 3, the winner, leads.
+then 1, theta_1 = 1.3; 3 alone, theta_1 = 1.8; 1 then 3, theta_1 = 1.8), clinical
+psychologists first (4 and 5), and large diffuse blocks (theta_1 < 0.6). Over all
+ballots the first choices are 19 15 26 21 19 %: candidate 3, the winner, leads.
 
 Where this differs from the paper: the paper's real-data example clusters the Irish
 college (CAO) applications (n = 533 courses, top-10 preferences, 53,737 applicants),
