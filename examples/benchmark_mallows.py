@@ -29,30 +29,32 @@ docstring says how the centres sigma*_c are drawn).
    and their ratio, medians of ``--repeats`` (x 5) in the same run.
 
 Measured (Python 3.11, numba, one core of a 2-core machine shared with a CI job;
-``python examples/benchmark_mallows.py``, defaults, wall time 52 s):
+``python examples/benchmark_mallows.py``, defaults, wall time 30 s):
 
 ==============  =============  =====  ========
 method          s / iteration  timed  K at end
 ==============  =============  =====  ========
-``slice``       0.058          10     12
-``exact_beta``  2.06           5      11
-``beta``        0.072          10     13
+``slice``       0.028          10     10
+``exact_beta``  1.65           5      10
+``beta``        0.100          10     10
 ==============  =============  =====  ========
 
-``exact_beta`` is ~35x slower than the others at N = 5000: every move of a ranking
-rebuilds t = 10 rows of two clusters' predictive tables by Gauss-Legendre quadrature
-(O(t n Q), Q ~ 200-400 nodes); so it is timed 5 times, not 10. ``beta`` replaces the
-quadrature by lgamma calls and costs about as much as Slice-Gibbs. K grows from the
-true 10 to 11-13 within the 6-16 iterations run (small clusters opening and closing).
+Against the previous version of this benchmark (same data, same machine): ``slice``
+0.058 -> 0.022-0.028 s (the stage normalisers log psi_{n-j}(theta_j) are now tabulated
+per cluster, :func:`~pymc_partitions.kernels.mallows.log_psi_cumulative`, instead of
+recomputed for every (ranking, cluster) pair), ``exact_beta`` 2.06 -> 1.65 s (a ranking
+that returns to the slot it left restores that slot's predictive rows instead of
+rebuilding them). ``exact_beta`` is still ~17-60x the others at N = 5000: moving a
+ranking out of its slot rebuilds t = 10 rows of that slot's predictive table by
+Gauss-Legendre quadrature (O(t n Q), Q ~ 200-400 nodes); so it is timed 5 times, not
+10. ``beta`` replaces the quadrature by lgamma calls. The sigma update now adds a sweep
+of insertion moves (O(n^2) per cluster and Gibbs round, ~0.5 ms per iteration here).
+The CI job sharing the machine inflates these figures unevenly (``beta`` measured
+0.067 s with the machine quieter).
 
-GM log-likelihood per (ranking, cluster) pair: kernel 560 ns, vectorised numpy
-707 ns, ratio 0.79 (max |difference| 5.7e-14). The kernel is only ~1.3x faster than
-numpy's O(t^2) comparison because it recomputes log psi_{n-j}(theta_j) (two logs and
-two expm1 per stage, 40 transcendental calls per pair) for every ranking, although
-it depends on the cluster and stage only; the reassignment of Slice-Gibbs calls the
-same function for each (ranking, cluster), so at K ~ 12 this accounts for ~34 ms of
-the 58 ms iteration. Tabulating sum_{j<=t} log psi per cluster and length would
-remove most of it (not done here: a kernel change).
+GM log-likelihood per (ranking, cluster) pair: kernel 242 ns, vectorised numpy
+779 ns, ratio 0.31 (max |difference| 2.8e-14): the kernel computes the codes in
+O(t log n) and looks the normalisers up; numpy compares all t^2 pairs.
 """
 
 import argparse
