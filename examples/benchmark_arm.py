@@ -1,0 +1,88 @@
+"""Benchmark: the cost of an ARM iteration in Gibbs sweeps on the networks of Herlau et
+al. (2016), the unit of their "standardized iterations" (§3.4).
+
+Run:  python examples/benchmark_arm.py [--iterations 200] [--chains 4]
+          [--variants arm sarm bsm srm] [--networks NIPS Hagmann USAir]
+
+Networks (``pmp.datasets.load_nips234`` / ``load_hagmann`` / ``load_usair97``, prepared
+by ``pmp.datasets.prepare_network`` at the scales of the paper's Tables 4-5: NIPS 1,
+Hagmann 0.25, USAir 0.8). Model: CRP(alpha = 1), IRM(a = b = 1). Each variant runs
+``pm.sample(step=pmp.ARM([z], variant=...), chains=S, tune=0, cores=1)`` from PyMC's
+default start; every iteration is one update (Algorithm 3 for ``"arm"``) followed by
+one Gibbs sweep, and the step times both (``arm_seconds``, ``gibbs_seconds``).
+
+Printed per network and variant, over the iterations after the first quarter (the
+history fills and K settles there): the median of arm_seconds / gibbs_seconds (the
+update in Gibbs sweeps) and the ratio of the totals (arm + gibbs) / gibbs (a whole
+iteration in Gibbs sweeps: the paper's standardized iterations per ARM iteration,
+"about 3.4" in §3.4; issue 14 asks for at most 3); the Gibbs sweep in ms; K at the end;
+the acceptance rate of the updates.
+
+Both times come from the same run, so the ratio does not depend on the machine's
+load. Iterations without an update (no background yet) are left out of the median.
+"""
+
+import argparse
+import time
+
+import numpy as np
+import pymc as pm
+
+import pymc_partitions as pmp
+
+NETWORKS = {
+    "NIPS": (pmp.datasets.load_nips234, 1.0),
+    "Hagmann": (pmp.datasets.load_hagmann, 0.25),
+    "USAir": (pmp.datasets.load_usair97, 0.8),
+}
+
+
+def run(adjacency, variant, iterations, chains, seed):
+    with pm.Model():
+        z = pmp.CRP("z", alpha=1.0, n=adjacency.shape[0])
+        pmp.IRM("A", partition=z, a=1.0, b=1.0, observed=adjacency)
+        idata = pm.sample(draws=iterations, tune=0, chains=chains, cores=1,
+                          step=[pmp.ARM([z], variant=variant)], random_seed=seed,
+                          progressbar=False, compute_convergence_checks=False)
+    stats = idata.sample_stats
+    keep = slice(iterations // 4, None)
+    arm_s = stats["arm_seconds"].values[:, keep].ravel()
+    gibbs_s = stats["gibbs_seconds"].values[:, keep].ravel()
+    updated = ~stats["no_background"].values[:, keep].ravel()
+    proposed = (stats["split_proposed"] + stats["merge_proposed"]).values[:, keep].sum()
+    accepted = (stats["split_accepted"] + stats["merge_accepted"]).values[:, keep].sum()
+    k_end = stats["n_clusters"].values[:, -1]
+    return {
+        "update_in_sweeps": float(np.median(arm_s[updated] / gibbs_s[updated])),
+        "iteration_in_sweeps": float((arm_s.sum() + gibbs_s.sum()) / gibbs_s.sum()),
+        "sweep_ms": 1e3 * float(np.median(gibbs_s)),
+        "k_end": float(np.median(k_end)),
+        "accept": accepted / max(proposed, 1),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--variants", nargs="+", default=["arm", "sarm", "bsm", "srm"])
+    parser.add_argument("--networks", nargs="+", default=list(NETWORKS))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    print(f"{'network':<8} {'n':>4} {'variant':>7} {'update/sweep':>12} {'iteration/sweep':>15} "
+          f"{'sweep ms':>8} {'K end':>5} {'accept':>6}")
+    for name in args.networks:
+        loader, scale = NETWORKS[name]
+        adjacency = pmp.datasets.prepare_network(loader().data, scale).adjacency
+        for variant in args.variants:
+            r = run(adjacency, variant, args.iterations, args.chains, args.seed)
+            print(f"{name:<8} {adjacency.shape[0]:>4} {variant:>7} {r['update_in_sweeps']:>12.2f} "
+                  f"{r['iteration_in_sweeps']:>15.2f} {r['sweep_ms']:>8.2f} {r['k_end']:>5.0f} "
+                  f"{r['accept']:>6.3f}")
+    print(f"paper (§3.4): an ARM iteration costs about 3.4 standardized iterations; "
+          f"wall time {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
