@@ -34,9 +34,10 @@ USAir (266)   5.1 (4.9)   4.7    2.0    4.5
 
 Above the paper's ~3.4 and issue 14's bound of 3. A profile on NIPS puts the time in
 ``kernels.arm.arm_iteration`` itself (3.1 ms per update against 0.58 ms per Gibbs
-sweep): the forward construction, the forced reverse and the restore each move the
-items of z_i u z_j through the generic ``sweep_block`` primitives, which do not use the
-IRM's cached no-edge terms that make its Gibbs sweep fast (not done yet).
+sweep): the forward construction and the forced reverse each move the items of
+z_i u z_j through the generic ``sweep_block`` primitives, which do not use the IRM's
+cached no-edge terms that make its Gibbs sweep fast (a guess, not yet profiled inside
+the kernel; the speed-up is not done yet).
 """
 
 import argparse
