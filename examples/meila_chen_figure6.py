@@ -93,6 +93,19 @@ REPORT_AT = (0, 10, 50, 100, 250)
 N_CLUSTERS = 10
 
 
+def gm_model(orderings):
+    """CRP(alpha = 1) partition of the rankings, GM blocks with nu = 1, r_j = 1."""
+    import pymc as pm
+
+    import pymc_partitions as pmp
+
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=orderings.shape[0])
+        pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=1.0, observed=orderings,
+                               n_items=20)
+    return model, z
+
+
 def warm_up(orderings, method):
     """A few iterations on a few rankings, untimed: the process loads (or compiles) the
     numba kernels here, not inside the timed run."""
@@ -100,10 +113,8 @@ def warm_up(orderings, method):
 
     import pymc_partitions as pmp
 
-    with pm.Model():
-        z = pmp.CRP("z", alpha=1.0, n=orderings.shape[0])
-        pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=1.0, observed=orderings,
-                               n_items=20)
+    model, z = gm_model(orderings)
+    with model:
         pm.sample(draws=3, tune=0, chains=1, cores=1, step=[pmp.MallowsGibbs([z], method=method)],
                   progressbar=False, compute_convergence_checks=False, random_seed=0)
 
@@ -122,10 +133,8 @@ def run_unit(dataset, method, args):
     N = orderings.shape[0]
     starts = [np.random.default_rng(r).integers(0, N_CLUSTERS, N) for r in
               range(args.replicates)]
-    with pm.Model():
-        z = pmp.CRP("z", alpha=1.0, n=N)
-        pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=1.0, observed=orderings,
-                               n_items=20)
+    model, z = gm_model(orderings)
+    with model:
         step = pmp.MallowsGibbs([z], method=method)
         t0 = time.process_time()
         idata = pm.sample(draws=args.iterations, tune=0, chains=args.replicates, cores=1,

@@ -744,16 +744,16 @@ def unavailable_logp_terms(model, grad_vars=None):
     density cannot be evaluated (``op.logp_unavailable(node)`` returns a reason) and
     whose inputs do not depend on ``grad_vars`` (value variables or their random
     variables; None: every continuous free variable)."""
+    if grad_vars is None:
+        moved = [v for v in model.free_RVs if v.dtype.startswith("float")]
+    else:
+        moved = [model.values_to_rvs.get(v, v) for v in grad_vars]
     found = []
     for rv in model.observed_RVs:
         op = getattr(rv.owner, "op", None)
         reason = op.logp_unavailable(rv.owner) if hasattr(op, "logp_unavailable") else None
         if reason is None or any(rv is f for f, _ in found):
             continue
-        if grad_vars is None:
-            moved = [v for v in model.free_RVs if v.dtype.startswith("float")]
-        else:
-            moved = [model.values_to_rvs.get(v, v) for v in grad_vars]
         # a random variable among the inputs stands for its value: stop there
         depends = set(ancestors(rv.owner.inputs, blockers=list(model.basic_RVs)))
         if not any(m in depends for m in moved):

@@ -395,18 +395,24 @@ def test_stagewise_is_not_exact_in_general():
     assert abs(exact[0] - 0.3658) < 1e-4 and abs(q[0] - 0.3294) < 1e-4
 
 
+def sigma_problem(n, seed):
+    """The sigma | theta test problem: 6 rankings of n items (full, top-2, top-1),
+    theta differing by stage. Returns (rng, W, all permutations, exact law)."""
+    rng = np.random.default_rng(seed)
+    orderings, lengths = random_orderings(rng, 6, n, lengths=[n, 2, n, 2, 1, n])
+    theta = np.array([2.0, 0.2, 1.0, 0.1][: n - 1])
+    w = weights_of(orderings, lengths, n, theta)
+    perms = dm.all_permutations(n)
+    return rng, w, perms, exact_sigma_law(w, perms)
+
+
 @pytest.mark.parametrize("n, seed", [(4, 5), (5, 6)])
 def test_sigma_mh_leaves_the_exact_law_invariant(n, seed):
     """Start M independent chains at exact draws of P(sigma | theta, R), apply one MH
     update each: the results are exact draws iff the update is invariant (chi-square
     against enumeration). Then one long chain from a fixed start: its TV distance to
     the exact law is small (ergodicity)."""
-    rng = np.random.default_rng(seed)
-    orderings, lengths = random_orderings(rng, 6, n, lengths=[n, 2, n, 2, 1, n])
-    theta = np.array([2.0, 0.2, 1.0, 0.1][: n - 1])
-    w = weights_of(orderings, lengths, n, theta)
-    perms = dm.all_permutations(n)
-    exact = exact_sigma_law(w, perms)
+    rng, w, perms, exact = sigma_problem(n, seed)
     tv_stagewise = 0.5 * np.abs(stagewise_law(w, perms) - exact).sum()
     assert tv_stagewise > 0.02  # the proposal alone is visibly wrong here
     stream = new_stream(seed)
@@ -433,12 +439,7 @@ def test_sigma_insertion_sweep_leaves_the_exact_law_invariant(n, seed):
     """As above for the insertion Gibbs sweep (and for sigma_update, the MH step
     followed by the sweep): exact starts stay exact; a long chain of sweeps alone
     reaches the exact law."""
-    rng = np.random.default_rng(seed)
-    orderings, lengths = random_orderings(rng, 6, n, lengths=[n, 2, n, 2, 1, n])
-    theta = np.array([2.0, 0.2, 1.0, 0.1][: n - 1])
-    w = weights_of(orderings, lengths, n, theta)
-    perms = dm.all_permutations(n)
-    exact = exact_sigma_law(w, perms)
+    rng, w, perms, exact = sigma_problem(n, seed)
     stream = new_stream(seed)
     starts = rng.choice(len(perms), size=20000, p=exact)
     pos, rest, log_w = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)

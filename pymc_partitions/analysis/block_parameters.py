@@ -70,24 +70,20 @@ def _model_arg(model, owner):
     return model
 
 
+def _observed_of(model, op_type):
+    """The observed variables of ``model`` whose op is an ``op_type``, each once: PyMC
+    5's sample_posterior_predictive appends the observed variables to
+    model.observed_RVs again on every call (when the trace has observed data)."""
+    found = []
+    for rv in model.observed_RVs:
+        is_of_type = rv.owner is not None and isinstance(rv.owner.op, op_type)
+        if is_of_type and not any(rv is other for other in found):
+            found.append(rv)
+    return found
+
+
 def _collapsed_likelihoods(model):
-    # Each once: PyMC 5's sample_posterior_predictive appends the observed variables to
-    # model.observed_RVs again on every call (when the trace has observed data).
-    found = []
-    for rv in model.observed_RVs:
-        is_collapsed = rv.owner is not None and isinstance(rv.owner.op, CollapsedLikelihoodRV)
-        if is_collapsed and not any(rv is other for other in found):
-            found.append(rv)
-    return found
-
-
-def _mallows_likelihoods(model):
-    found = []
-    for rv in model.observed_RVs:
-        is_gm = rv.owner is not None and isinstance(rv.owner.op, GeneralizedMallowsRV)
-        if is_gm and not any(rv is other for other in found):
-            found.append(rv)
-    return found
+    return _observed_of(model, CollapsedLikelihoodRV)
 
 
 def _overrides(op, base, method):
@@ -303,7 +299,7 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
     if not isinstance(group, str) or not group:
         raise TypeError(f"{owner}: 'group' must be a group name (a non-empty str), got {group!r}.")
     liks = _collapsed_likelihoods(model)
-    gms = _mallows_likelihoods(model)
+    gms = _observed_of(model, GeneralizedMallowsRV)
     if var_names is not None:
         if isinstance(var_names, str):
             var_names = [var_names]  # one name, as ArviZ accepts
