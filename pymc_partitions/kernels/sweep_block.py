@@ -59,6 +59,8 @@ def log_join(state, prior_params, params, stats, data, items, k, n_blocks):
     blocks); the likelihood part is the chain rule over C's items."""
     sizes = state.sizes
     acc = log_prior_block(prior_params, sizes[k], items.shape[0], n_blocks)
+    if items.shape[0] == 1:  # one item: its predictive term, no add/remove
+        return acc + log_pred(params, stats, data, items[0], k)
     for j in range(items.shape[0]):
         c = items[j]
         acc += log_pred(params, stats, data, c, k)
