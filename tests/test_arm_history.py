@@ -9,9 +9,11 @@ from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.arm_history import History
 
 
-def test_window_constraints():
+@pytest.mark.parametrize("canonical", [False, True])
+def test_window_constraints(canonical):
     """One state from iterations ⌊t/2⌋ .. t-1 of this chain (never its current
-    state), the other from ⌊t/2⌋ .. t of any chain, never equal."""
+    state), the other from ⌊t/2⌋ .. t of any chain, never equal; the same whether
+    the history relabels the population or is told it is canonical already."""
     rng = np.random.default_rng(3)
     n, S, T = 6, 3, 40
     history = History(n, chain=1)
@@ -22,7 +24,7 @@ def test_window_constraints():
         pop = np.array([pmp.canonicalize(rng.integers(0, 3, n))
                         for _ in range(S)])
         populations.append(pop)
-        history.record(pop)
+        history.record(pop, canonical=canonical)
         assert len(history) == t - t // 2 + 1
         for _ in range(20):
             got = history.draw(stream)

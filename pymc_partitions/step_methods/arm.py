@@ -160,7 +160,7 @@ class ARM(PopulationStep):
         else:
             if self._history is None:
                 self._history = History(n, self.this_chain, self.max_window)
-            self._history.record(self.population_labels())
+            self._history.record(self.population_labels(), canonical=True)
             background = self._history.draw(stream)
         if background is not None and self.variant == "bsm":
             outcome = arm_bsm.bsm_iteration(

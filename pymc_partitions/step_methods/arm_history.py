@@ -80,19 +80,28 @@ class History:
     def __len__(self):
         return len(self._records)
 
-    def record(self, population):
+    def record(self, population, canonical=False):
         """Append the population ((S, n) integer labels in [0, n), stored canonical) of
-        iteration t + 1 and drop the records that left the window. O(S n)."""
+        iteration t + 1 and drop the records that left the window. O(S n).
+
+        ``canonical=True`` says the labels are canonical already (as
+        ``PopulationStep.population_labels`` returns them): they are copied as they are,
+        which saves S relabelling calls per iteration (the history's cost is part of an
+        ARM iteration's, §3.4)."""
         population = np.asarray(population)
         if population.ndim != 2 or population.shape[1] != self.n:
             raise ValueError(f"History.record: expected (S, {self.n}) labels, got shape "
                              f"{population.shape}.")
-        stored = np.empty(population.shape, dtype=np.int64)
-        relabel = np.empty(self.n, dtype=np.int64)
-        for c in range(population.shape[0]):
-            canonical_labels(np.ascontiguousarray(population[c], dtype=np.int64),
-                             stored[c], relabel)
-        self._records.append(stored.astype(self.dtype))
+        if canonical:
+            stored = population.astype(self.dtype)  # a copy: the caller may reuse its array
+        else:
+            stored = np.empty(population.shape, dtype=np.int64)
+            relabel = np.empty(self.n, dtype=np.int64)
+            for c in range(population.shape[0]):
+                canonical_labels(np.ascontiguousarray(population[c], dtype=np.int64),
+                                 stored[c], relabel)
+            stored = stored.astype(self.dtype)
+        self._records.append(stored)
         self.t += 1
         keep = self.t - self.t // 2 + 1  # iterations ⌊t/2⌋ .. t
         if self.max_window is not None:
