@@ -1,0 +1,402 @@
+"""Herlau et al. (2016), Table 2: Gibbs, split-merge and ARM on Jain & Neal's Bernoulli
+mixtures; autocorrelation times per iteration and normalized iterations.
+
+Run:  python examples/herlau_table2.py [--datasets 20] [--chains 8] [--iterations 2000]
+          [--dims 6 8 10] [--processes 2] [--seed 2016] [--plot fig6b.png]
+      python examples/herlau_table2.py --datasets 2 --chains 4 --iterations 300   (a trial)
+
+Paper: Herlau, Mørup, Schmidt & Teh, "Adaptive Reconfiguration Moves for MCMC inference
+in Dirichlet Process Mixtures" (2016), §3 (start), §3.1, Tables 1-2, Figure 6b.
+
+Data (``pmp.datasets.jain_neal_bernoulli``): n = 100 items in 5 planted blocks of 20,
+binary attributes with the probabilities of the paper's Table 1, the last column
+repeated for d > 6: Examples 1-3 are d = 6, 8, 10. A fresh data set per (example,
+data set); its generator is seeded by (``--seed``, d, data set index), so a data set
+does not depend on which process runs it or on ``--datasets``.
+
+Model (§3.1): ``z = pmp.CRP("z", alpha=1.0, n=100)``,
+``pmp.CollapsedBetaBernoulli("x", partition=z, a=1.0, b=1.0, observed=X)``.
+
+Protocol (§3 and §3.1), per data set:
+
+1. Initialisation: S = ``--chains`` chains, 50 Gibbs iterations of one sweep each
+   (``pm.sample(draws=50, tune=0, chains=S, step=[pmp.Gibbs([z], n_sweeps=1)])``) from
+   PyMC's default start, the one-block partition (the paper does not say where the
+   Gibbs initialisation starts). Each chain's last draw is its ``initvals`` for all
+   three methods ("this initialization was used for all methods").
+2. Each method: ``pm.sample(draws=T, tune=0, chains=S, cores=1, step=[...])`` with
+   T = ``--iterations``:
+
+   - Gibbs: ``pmp.Gibbs([z], n_sweeps=1)``, one sweep per iteration. Not the default
+     ``n_sweeps="auto"``, which at n = 100 makes 20 sweeps per draw.
+   - SM: ``pmp.SplitMerge([z])``, its defaults SM(5, 1, 1): 5 intermediate restricted
+     Gibbs scans (the paper's L = 5), 1 split/merge update, then 1 Gibbs sweep.
+   - ARM: ``pmp.ARM([z])``, Algorithm 3 across the S chains of ``pm.sample`` (a
+     population step), then 1 Gibbs sweep. Its history holds the states of this
+     run only (the 50 initial Gibbs iterations are not in it; the paper does not
+     say whether its history includes them), so the first iteration has no ARM
+     update.
+
+Reported, per example and method, mean(sd) over data sets x chains (the paper's
+notation: the bracket is the sd in units of the last digit, 116.5(939) = 116.5 ± 93.9;
+the paper does not say whether its sd is over chains or data sets, we take it over
+all data set x chain values):
+
+- IAT trace: integrated autocorrelation time, per iteration, of the fraction of items
+  in the largest block (the steps' ``largest_cluster_frac`` sample stat).
+- IAT indicator: for the co-occurrence indicators delta(z_i, z_j) of 15 watched items
+  (3 drawn at random from each planted block, per data set) the maximum over the 105
+  pairs of each chain's IAT, then averaged ("the average of the *maximum* of the
+  autocorrelation time of the 1/2 14 x 15 pairs").
+- IAT estimator: the paper uses 1 + 2 sum_tau r(tau), truncated where r is close to
+  zero (Neal 1993); we use ArviZ: IAT = draws / ``az.ess(method="mean")`` (Geyer's
+  initial monotone sequence on the chain split in halves), one chain at a time. A
+  constant series (a chain that never changed it) has no IAT and is left out (NaN);
+  column ``flat`` counts the chains whose trace is constant (their indicator IAT is
+  then usually NaN too).
+- Normalized iterations: T x the cost of an iteration in Gibbs sweeps (§3.4, "Total
+  time spent / Time spent on Gibbs iterations"). Gibbs: T. ARM: per chain, from its own
+  sample stats, T x (arm_seconds + gibbs_seconds).sum() / gibbs_seconds.sum().
+  SM has no timing stats: its cost comes from wall time against the Gibbs run on the
+  same data, T x (1 + (t_SM - t_Gibbs) / (S T g)), with t the ``pm.sample`` loop time
+  (``sample_stats.attrs["sampling_time"]``) and g the mean Gibbs sweep seconds of the
+  ARM run on the same data (its ``gibbs_seconds``). Taking the difference removes
+  PyMC's own cost per draw (the step's bookkeeping, PyMC's loop and trace), which the
+  two runs share and which is 1-2 sweeps' time at n = 100 (in the trials a Gibbs-run
+  draw took 74-278 us against a 32-112 us sweep), so the plain ratio t_SM / t_Gibbs,
+  also printed, understates SM's cost. One value per data set, so its sd is over data
+  sets; it is noisy when another process shares the cores, since the two runs are
+  timed at different moments.
+- accept: accepted / proposed split-merge (SM) or ARM updates over the run.
+- s/set: mean ``pm.sample`` loop seconds per data set (S chains).
+
+The paper's Table 2 (20 data sets, S = 8, T = 2000) is printed beside ours. ``--plot``
+draws Figure 6b: per data set, the IAT averaged over its chains, ARM (x) against SM
+and against Gibbs (y), trace (top) and indicator (bottom); points above the diagonal
+are data sets where ARM mixes faster. Log axes (the paper does not say; its values
+span two decades).
+
+Data sets run in parallel on ``--processes`` worker processes
+(``concurrent.futures.ProcessPoolExecutor``), each running ``pm.sample`` with
+``cores=1``; every worker first samples a tiny model with each step (untimed), so
+numba's compilation or cache load is not inside any timed run.
+
+Measured: TRIALS only, not the paper's protocol size (Python 3.11, PyMC 5.28, ArviZ
+0.23; 2 worker processes on a 2-core machine that another process was using too).
+The IATs are reproducible for a seed; the timing columns (normalized iterations of SM
+and ARM, s/set) move with the load from run to run.
+
+Trial 1, ``--datasets 2 --chains 4 --iterations 300`` (wall time 12 s)::
+
+               method   IAT trace        paper   IAT indic        paper norm. iter      paper  flat accept  s/set
+    Ex. 1 d=6  Gibbs   86.4(1076)   116.5(939)   77.3(868)    91.6(889)        300       2000   0/8           0.1
+               SM       18.5(176)    27.8(122)   16.2(117)    23.2(103)   676(363)  6741(468)   0/8  0.029    0.2
+               ARM       13.9(91)     14.9(77)    13.6(98)     13.6(71)  1678(114)   6712(47)   0/8  0.079    0.3
+               (Gibbs sweep 32 us; a Gibbs-run draw incl. PyMC 103 us; t_SM / t_Gibbs 1.48)
+    Ex. 2 d=8  Gibbs    28.4(590)  165.4(1656)   26.5(588)  131.3(1359)        300       2000   0/8           0.1
+               SM       41.5(467)    27.9(149)   39.4(372)    26.4(149)     968(7)  6855(482)   0/8  0.024    0.2
+               ARM      22.6(216)      8.5(50)   23.8(181)      9.2(49)   1751(63)   6731(59)   0/8  0.097    0.3
+               (Gibbs sweep 33 us; a Gibbs-run draw incl. PyMC 74 us; t_SM / t_Gibbs 2.00)
+    Ex. 3 d=10 Gibbs      3.5(27)   88.9(1374)   12.3(155)   99.3(1327)        300       2000   0/8           0.1
+               SM       10.0(130)    19.3(171)   10.1(146)    30.4(254)  1413(556)  7503(185)   0/8  0.009    0.2
+               ARM        2.7(18)    10.8(125)   14.8(287)    14.7(140)   1697(65)   6705(44)   0/8  0.064    0.3
+               (Gibbs sweep 33 us; a Gibbs-run draw incl. PyMC 77 us; t_SM / t_Gibbs 2.62)
+
+Trial 2, one data set per example at the paper's size, ``--datasets 1 --dims 6 8``
+(S = 8, T = 2000; wall time 50 s, the two data sets side by side)::
+
+               method   IAT trace        paper   IAT indic        paper norm. iter      paper  flat accept  s/set
+    Ex. 1 d=6  Gibbs  541.6(5674)   116.5(939) 402.6(4821)    91.6(889)       2000       2000   0/8           4.5
+               SM        21.8(61)    27.8(122)    19.5(61)    23.2(103)       4059  6741(468)   0/8  0.034    6.1
+               ARM       11.6(29)     14.9(77)    14.0(99)     13.6(71) 12677(1425)   6712(47)   0/8  0.078   15.0
+               (Gibbs sweep 101 us; a Gibbs-run draw incl. PyMC 278 us; t_SM / t_Gibbs 1.37)
+    Ex. 2 d=8  Gibbs  816.0(5593)  165.4(1656) 702.7(5070)  131.3(1359)       2000       2000   0/8           4.3
+               SM       33.8(126)    27.9(149)   36.3(140)    26.4(149)       3476  6855(482)   0/8  0.038    5.6
+               ARM        8.4(11)      8.5(50)    12.1(47)      9.2(49) 11615(1173)   6731(59)   0/8  0.156   15.1
+               (Gibbs sweep 112 us; a Gibbs-run draw incl. PyMC 268 us; t_SM / t_Gibbs 1.31)
+
+Default run (20 data sets x 3 examples, S = 8, T = 2000, 2 processes), extrapolated
+from trial 2 (about 50 s per full-size data set per process, initialisation, three
+runs and 2,500 ESS computations included): 60 x 50 s / 2 = about 25 min, more when
+the cores are busy. ``--datasets 5`` takes about a quarter of that.
+
+What the trials show (two data sets per example are far too few to compare means whose
+sd is as large as they are):
+
+- Per iteration, ARM's IAT (mean over chains) is below SM's on 4 of trial 1's 6 data
+  sets for the trace and 3 of 6 for the indicator, below Gibbs's on 4 of 6 for both
+  (its ``--plot`` figure), and below both on both data sets of trial 2; Gibbs's means
+  are the longest except where a Gibbs chain stays in one mode, which shows as a
+  *short* IAT (a d = 8 data set of trial 1: Gibbs trace IAT 6 against ARM's 30), the
+  effect the paper describes in §4. At T = 2000 a Gibbs IAT of 500-800 means an ESS of
+  3-4 per chain: those estimates are themselves very noisy (the paper's too).
+- ARM costs more than the paper says: 5.6-7.1 sweeps per iteration (normalized
+  iterations 1678-1751 for T = 300, 11615-12677 for T = 2000) against the paper's
+  6712 / 2000 = 3.4. A separate probe (8 chains x 1000 iterations, d = 6, the same
+  load) timed the update at 212 us against a 43 us sweep: about 52 us of it is the
+  Python history (``population_labels`` 27, ``History.record`` 8, ``History.draw``
+  17 us per chain and iteration), the rest the ``arm_iteration`` kernel (about 3.7
+  sweeps). At n = 100 a sweep is so cheap that these fixed costs count.
+- SM, timed by wall-time difference: 1.7-2.0 sweeps per iteration in trial 2,
+  2.3-4.7 in trial 1 (paper 3.4); a probe timing the step's own move (update + sweep,
+  against a Gibbs step's sweep) gave 2.5-4.9 under the same load. The estimate is
+  noisy: a per-iteration timing stat in ``pmp.SplitMerge`` (as ARM has) would fix it.
+- Accept rates: SM 1-4 %, ARM 6-16 % of the updates.
+"""
+
+import argparse
+import logging
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import arviz as az
+import numpy as np
+import pymc as pm
+
+import pymc_partitions as pmp
+
+METHODS = ("Gibbs", "SM", "ARM")
+N_INIT = 50  # Gibbs iterations that initialise every chain (§3)
+WATCH_PER_BLOCK = 3  # watched items per planted block (§3.1)
+
+# Herlau et al. (2016), Table 2, as printed: IAT trace, IAT indicator, normalized
+# iterations; mean(sd), the sd in units of the last digit.
+PAPER = {
+    6: {"Gibbs": ("116.5(939)", "91.6(889)", "2000"),
+        "SM": ("27.8(122)", "23.2(103)", "6741(468)"),
+        "ARM": ("14.9(77)", "13.6(71)", "6712(47)")},
+    8: {"Gibbs": ("165.4(1656)", "131.3(1359)", "2000"),
+        "SM": ("27.9(149)", "26.4(149)", "6855(482)"),
+        "ARM": ("8.5(50)", "9.2(49)", "6731(59)")},
+    10: {"Gibbs": ("88.9(1374)", "99.3(1327)", "2000"),
+         "SM": ("19.3(171)", "30.4(254)", "7503(185)"),
+         "ARM": ("10.8(125)", "14.7(140)", "6705(44)")},
+}
+EXAMPLE = {6: 1, 8: 2, 10: 3}
+
+
+def quiet_pymc():
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+
+
+def bernoulli_model(x):
+    """CRP(alpha = 1) partition, Beta(1, 1) block probabilities integrated out (§3.1)."""
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=x.shape[0])
+        pmp.CollapsedBetaBernoulli("x", partition=z, a=1.0, b=1.0, observed=x)
+    return model, z
+
+
+def make_step(method, z):
+    if method == "Gibbs":
+        return pmp.Gibbs([z], n_sweeps=1)  # the paper's iteration: one sweep
+    if method == "SM":
+        return pmp.SplitMerge([z])  # SM(5, 1, 1)
+    return pmp.ARM([z])
+
+
+def sample(model, z, method, draws, chains, seed, initvals=None):
+    with model:
+        return pm.sample(draws=draws, tune=0, chains=chains, cores=1,
+                         step=[make_step(method, z)],
+                         initvals=initvals, random_seed=seed, progressbar=False,
+                         compute_convergence_checks=False)
+
+
+def warm_up():
+    """Process initializer: sample a tiny model with every step, untimed, so each
+    worker compiles (or loads from the numba cache) the kernels before any timed run."""
+    quiet_pymc()
+    x, _ = pmp.datasets.jain_neal_bernoulli(6, n_per_component=2, seed=0)
+    model, z = bernoulli_model(x)
+    for method in METHODS:
+        sample(model, z, method, draws=3, chains=2, seed=0)
+
+
+def iat(series):
+    """Integrated autocorrelation time of one chain's series; NaN if it is constant."""
+    series = np.asarray(series, dtype=float)
+    if np.ptp(series) == 0:
+        return np.nan
+    return series.size / float(az.ess(series[None, :], method="mean"))
+
+
+def chain_iats(idata, watched):
+    """Per chain: IAT of the largest block's fraction, the largest IAT over the
+    co-occurrence indicators of the watched pairs, and whether the trace is flat."""
+    frac = idata.sample_stats["largest_cluster_frac"].values  # (S, T)
+    labels = idata.posterior["z"].values[:, :, watched]  # (S, T, 15)
+    a, b = np.triu_indices(len(watched), k=1)  # the 105 pairs
+    together = labels[:, :, a] == labels[:, :, b]  # (S, T, 105)
+    trace, indicator = [], []
+    for s in range(frac.shape[0]):
+        trace.append(iat(frac[s]))
+        pairs = [iat(together[s, :, p]) for p in range(a.size)]
+        indicator.append(np.nanmax(pairs) if np.isfinite(pairs).any() else np.nan)
+    return np.array(trace), np.array(indicator), np.ptp(frac, axis=1) == 0
+
+
+def accept_rate(idata):
+    stats = idata.sample_stats
+    proposed = int((stats["split_proposed"] + stats["merge_proposed"]).sum())
+    accepted = int((stats["split_accepted"] + stats["merge_accepted"]).sum())
+    return accepted / max(proposed, 1)
+
+
+def loop_seconds(idata, fallback):
+    """``pm.sample``'s sampling-loop time (no model set-up or conversion)."""
+    return float(idata.sample_stats.attrs.get("sampling_time", fallback))
+
+
+def run_method(model, z, method, seed, starts, watched, args):
+    """One method's ``pm.sample`` run from the chains' starts: its idata and its row."""
+    t0 = time.perf_counter()
+    idata = sample(model, z, method, args.iterations, args.chains, seed, initvals=starts)
+    trace, indicator, flat = chain_iats(idata, watched)
+    row = {"trace": trace, "indicator": indicator, "flat": flat,
+           "seconds": loop_seconds(idata, time.perf_counter() - t0),
+           "normalized": np.full(args.chains, float(args.iterations)),
+           "accept": np.nan if method == "Gibbs" else accept_rate(idata)}
+    return idata, row
+
+
+def run_dataset(d, index, args):
+    """One data set of one example: initialisation, then the three methods from the
+    same start. Returns per method the chains' IATs, normalized iterations, etc."""
+    quiet_pymc()
+    rng = np.random.default_rng([args.seed, d, index])
+    x, truth = pmp.datasets.jain_neal_bernoulli(d, seed=rng)
+    watched = np.concatenate([rng.choice(np.flatnonzero(truth == k), WATCH_PER_BLOCK,
+                                         replace=False) for k in range(5)])
+    model, z = bernoulli_model(x)
+    S, T = args.chains, args.iterations
+    init = sample(model, z, "Gibbs", N_INIT, S, int(rng.integers(2**31)))
+    starts = [{"z": init.posterior["z"].values[s, -1]} for s in range(S)]
+    seed = int(rng.integers(2**31))  # the same seed for every method
+    out, idatas = {}, {}
+    for method in METHODS:
+        idatas[method], out[method] = run_method(model, z, method, seed, starts, watched, args)
+
+    arm_s = idatas["ARM"].sample_stats["arm_seconds"].values  # (S, T)
+    gibbs_s = idatas["ARM"].sample_stats["gibbs_seconds"].values
+    out["ARM"]["normalized"] = T * (arm_s + gibbs_s).sum(axis=1) / gibbs_s.sum(axis=1)
+    sweep = gibbs_s.mean()  # g: one Gibbs sweep on these data, in seconds
+    # SM: the time its run takes beyond the Gibbs run's, in sweeps (PyMC's cost per
+    # draw, the same in both runs, cancels)
+    extra = out["SM"]["seconds"] - out["Gibbs"]["seconds"]
+    out["SM"]["normalized"] = np.array([T * (1.0 + extra / (S * T * sweep))])
+    out["SM"]["raw_ratio"] = out["SM"]["seconds"] / out["Gibbs"]["seconds"]
+    out["sweep_us"] = 1e6 * sweep
+    out["gibbs_draw_us"] = 1e6 * out["Gibbs"]["seconds"] / (S * T)
+    return out
+
+
+def paper_style(values, decimals):
+    """mean(sd) with the sd in units of the last digit, as the paper prints them."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return "nan"
+    mean = values.mean()
+    if values.size == 1 or np.ptp(values) == 0:
+        return f"{mean:.{decimals}f}"
+    sd = values.std(ddof=1) * 10**decimals
+    return f"{mean:.{decimals}f}({sd:.0f})"
+
+
+def pooled(results, d, method, key):
+    return np.concatenate([np.atleast_1d(r[method][key]) for r in results[d]])
+
+
+def print_table(results, args):
+    head = (f"{'':<10} {'method':<6} {'IAT trace':>11} {'paper':>12} {'IAT indic':>11} "
+            f"{'paper':>12} {'norm. iter':>10} {'paper':>10} {'flat':>5} {'accept':>6} "
+            f"{'s/set':>6}")
+    print(head)
+    print("-" * len(head))
+    for d in args.dims:
+        for method in METHODS:
+            label = f"Ex. {EXAMPLE.get(d, '?')} d={d}" if method == "Gibbs" else ""
+            paper = PAPER.get(d, {}).get(method, ("-", "-", "-"))
+            flat = int(pooled(results, d, method, "flat").sum())
+            chains = pooled(results, d, method, "flat").size
+            accept = pooled(results, d, method, "accept")
+            acc = "" if method == "Gibbs" else f"{np.mean(accept):.3f}"
+            secs = np.mean(pooled(results, d, method, "seconds"))
+            print(f"{label:<10} {method:<6} "
+                  f"{paper_style(pooled(results, d, method, 'trace'), 1):>11} {paper[0]:>12} "
+                  f"{paper_style(pooled(results, d, method, 'indicator'), 1):>11} "
+                  f"{paper[1]:>12} "
+                  f"{paper_style(pooled(results, d, method, 'normalized'), 0):>10} "
+                  f"{paper[2]:>10} {f'{flat}/{chains}':>5} {acc:>6} {secs:>6.1f}")
+        ratio = [r["SM"]["raw_ratio"] for r in results[d]]
+        sweep = [r["sweep_us"] for r in results[d]]
+        draw = [r["gibbs_draw_us"] for r in results[d]]
+        print(f"{'':<10} (Gibbs sweep {np.mean(sweep):.0f} us; a Gibbs-run draw incl. "
+              f"PyMC {np.mean(draw):.0f} us; t_SM / t_Gibbs {np.mean(ratio):.2f})")
+
+
+def plot_figure_6b(results, args, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    fig, axes = plt.subplots(2, 2, figsize=(7.5, 7), squeeze=False)
+    for row, key in enumerate(("trace", "indicator")):
+        for col, other in enumerate(("SM", "Gibbs")):
+            ax = axes[row][col]
+            for d in args.dims:
+                arm = [np.nanmean(r["ARM"][key]) for r in results[d]]
+                oth = [np.nanmean(r[other][key]) for r in results[d]]
+                ax.scatter(arm, oth, s=14, label=f"Example {EXAMPLE.get(d, d)} (d = {d})")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            lo = min(ax.get_xlim()[0], ax.get_ylim()[0])
+            hi = max(ax.get_xlim()[1], ax.get_ylim()[1])
+            ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)  # above it: ARM mixes faster
+            ax.set(xlim=(lo, hi), ylim=(lo, hi), aspect="equal")
+            ax.xaxis.set_minor_formatter(NullFormatter())  # decade labels only
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel(f"ARM, IAT {key}")
+            ax.set_ylabel(f"{other}, IAT {key}")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Herlau et al. Figure 6b: mean IAT over chains, one point per data set")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"figure saved to {path}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", type=int, default=20, help="per example (paper: 20)")
+    parser.add_argument("--chains", type=int, default=8, help="S (paper: 8)")
+    parser.add_argument("--iterations", type=int, default=2000, help="T (paper: 2000)")
+    parser.add_argument("--dims", type=int, nargs="+", default=[6, 8, 10])
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=2016)
+    parser.add_argument("--plot", default=None, help="save Figure 6b to this file")
+    args = parser.parse_args()
+    quiet_pymc()
+
+    t_start = time.perf_counter()
+    units = [(d, k) for d in args.dims for k in range(args.datasets)]
+    with ProcessPoolExecutor(max_workers=args.processes, initializer=warm_up) as pool:
+        futures = {u: pool.submit(run_dataset, *u, args) for u in units}
+        done = {u: f.result() for u, f in futures.items()}
+    results = {d: [done[(d, k)] for k in range(args.datasets)] for d in args.dims}
+
+    print(f"Herlau et al. (2016) Table 2: {args.datasets} data sets x {args.chains} chains x "
+          f"{args.iterations} iterations per example (paper: 20 x 8 x 2000); IAT per "
+          f"iteration, mean(sd) over data sets x chains, sd in last-digit units.\n")
+    print_table(results, args)
+    wall = time.perf_counter() - t_start
+    print(f"\nwall time: {wall:.0f} s ({args.processes} processes, {len(units)} data sets, "
+          f"{wall * args.processes / len(units):.1f} process-s per data set)")
+    if args.plot:
+        plot_figure_6b(results, args, args.plot)
+
+
+if __name__ == "__main__":
+    main()
