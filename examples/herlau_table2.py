@@ -55,18 +55,11 @@ all data set x chain values):
   column ``flat`` counts the chains whose trace is constant (their indicator IAT is
   then usually NaN too).
 - Normalized iterations: T x the cost of an iteration in Gibbs sweeps (§3.4, "Total
-  time spent / Time spent on Gibbs iterations"). Gibbs: T. ARM: per chain, from its own
-  sample stats, T x (arm_seconds + gibbs_seconds).sum() / gibbs_seconds.sum().
-  SM has no timing stats: its cost comes from wall time against the Gibbs run on the
-  same data, T x (1 + (t_SM - t_Gibbs) / (S T g)), with t the ``pm.sample`` loop time
-  (``sample_stats.attrs["sampling_time"]``) and g the mean Gibbs sweep seconds of the
-  ARM run on the same data (its ``gibbs_seconds``). Taking the difference removes
-  PyMC's own cost per draw (the step's bookkeeping, PyMC's loop and trace), which the
-  two runs share and which is 1-2 sweeps' time at n = 100 (in the trials a Gibbs-run
-  draw took 74-278 us against a 32-112 us sweep), so the plain ratio t_SM / t_Gibbs,
-  also printed, understates SM's cost. One value per data set, so its sd is over data
-  sets; it is noisy when another process shares the cores, since the two runs are
-  timed at different moments.
+  time spent / Time spent on Gibbs iterations"). Gibbs: T. SM and ARM: per chain, from
+  the step's own timing stats, T x (update + Gibbs seconds).sum() / (Gibbs
+  seconds).sum() (``split_merge_seconds`` / ``arm_seconds`` and ``gibbs_seconds``):
+  both times come from the same iterations, so the ratio does not depend on the load.
+  ARM's update time includes its Python history (drawing z^a, z^b), part of its cost.
 - accept: accepted / proposed split-merge (SM) or ARM updates over the run.
 - s/set: mean ``pm.sample`` loop seconds per data set (S chains).
 
@@ -277,16 +270,11 @@ def run_dataset(d, index, args):
     for method in METHODS:
         idatas[method], out[method] = run_method(model, z, method, seed, starts, watched, args)
 
-    arm_s = idatas["ARM"].sample_stats["arm_seconds"].values  # (S, T)
-    gibbs_s = idatas["ARM"].sample_stats["gibbs_seconds"].values
-    out["ARM"]["normalized"] = T * (arm_s + gibbs_s).sum(axis=1) / gibbs_s.sum(axis=1)
-    sweep = gibbs_s.mean()  # g: one Gibbs sweep on these data, in seconds
-    # SM: the time its run takes beyond the Gibbs run's, in sweeps (PyMC's cost per
-    # draw, the same in both runs, cancels)
-    extra = out["SM"]["seconds"] - out["Gibbs"]["seconds"]
-    out["SM"]["normalized"] = np.array([T * (1.0 + extra / (S * T * sweep))])
-    out["SM"]["raw_ratio"] = out["SM"]["seconds"] / out["Gibbs"]["seconds"]
-    out["sweep_us"] = 1e6 * sweep
+    for method, update in (("SM", "split_merge_seconds"), ("ARM", "arm_seconds")):
+        stats = idatas[method].sample_stats
+        update_s, gibbs_s = stats[update].values, stats["gibbs_seconds"].values  # (S, T)
+        out[method]["normalized"] = T * (update_s + gibbs_s).sum(axis=1) / gibbs_s.sum(axis=1)
+    out["sweep_us"] = 1e6 * idatas["ARM"].sample_stats["gibbs_seconds"].values.mean()
     out["gibbs_draw_us"] = 1e6 * out["Gibbs"]["seconds"] / (S * T)
     return out
 
@@ -329,11 +317,10 @@ def print_table(results, args):
                   f"{paper[1]:>12} "
                   f"{paper_style(pooled(results, d, method, 'normalized'), 0):>10} "
                   f"{paper[2]:>10} {f'{flat}/{chains}':>5} {acc:>6} {secs:>6.1f}")
-        ratio = [r["SM"]["raw_ratio"] for r in results[d]]
         sweep = [r["sweep_us"] for r in results[d]]
         draw = [r["gibbs_draw_us"] for r in results[d]]
         print(f"{'':<10} (Gibbs sweep {np.mean(sweep):.0f} us; a Gibbs-run draw incl. "
-              f"PyMC {np.mean(draw):.0f} us; t_SM / t_Gibbs {np.mean(ratio):.2f})")
+              f"PyMC {np.mean(draw):.0f} us)")
 
 
 def plot_figure_6b(results, args, path):
