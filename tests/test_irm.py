@@ -14,7 +14,15 @@ from helpers import assert_exact, load_all_but, random_block_move
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
-from pymc_partitions.kernels.components import add, irm, log_marginal, log_pred, remove
+from pymc_partitions.kernels.components import (
+    add,
+    irm,
+    log_marginal,
+    log_pred,
+    log_pred_block,
+    remove,
+)
+from pymc_partitions.kernels.components.base import chain_rule_log_pred_block
 from pymc_partitions.kernels.priors import crp
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.state import open_slot, top_free_slot
@@ -107,6 +115,98 @@ def test_log_pred_equals_model_difference_on_partial_states(seed):
         state.labels[i] = k
     assert checked > 10
 
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_log_pred_block_equals_model_difference_and_chain_rule(seed):
+    """The IRM's closed-form block term: log_pred_block(C, k) = log p(A_S+C | C in k)
+    - log p(A_S | z_S) for every candidate k (active slots and a new one), with
+    unassigned nodes outside C present (their edges to C must not count), equal to
+    the generic chain rule, and the statistics unchanged afterwards (every node's
+    log_pred as before)."""
+    rng = np.random.default_rng(200 + seed)
+    n = 12
+    adjacency = random_graph(n, [0.2, 0.5, 0.8, 0.95][seed], rng)
+    a, b = rng.uniform(0.3, 3.0, 2)
+    f = irm_logp_fn(a, b)
+    params = irm.make_params(a, b)
+    data = irm.make_data(sp.csr_matrix(adjacency) if seed % 2 else adjacency)
+    stats = irm.alloc_stats(n, params)
+    state = new_state(n)
+    labels = pmp.canonicalize(rng.integers(0, 4, n))
+    unassigned = rng.choice(n, size=6, replace=False)
+    load_all_but(state, params, stats, data, labels, skip=list(unassigned))
+    assigned = np.flatnonzero(state.labels >= 0)
+    base = sub_logp(f, adjacency, state.labels, assigned)
+    candidates = [int(k) for k in state.active[: state.counts[0]]] + [top_free_slot(state)]
+    before = [[log_pred(params, stats, data, int(i), k) for k in candidates] for i in unassigned]
+    checked = 0
+    for size in (1, 2, 3, 5):
+        block = np.sort(rng.choice(unassigned, size=size, replace=False)).astype(np.int64)
+        for k in candidates:
+            kernel = log_pred_block(params, stats, data, block, k)
+            chain = chain_rule_log_pred_block(params, stats, data, block, k)
+            slot_of = state.labels.copy()
+            slot_of[block] = k
+            model = sub_logp(f, adjacency, slot_of, np.append(assigned, block)) - base
+            assert close(kernel, model), (seed, size, k, kernel, model)
+            assert close(kernel, chain), (seed, size, k, kernel, chain)
+            checked += 1
+    after = [[log_pred(params, stats, data, int(i), k) for k in candidates] for i in unassigned]
+    np.testing.assert_array_equal(after, before)
+    assert checked >= 8
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_node_returning_to_its_slot_restores_the_cached_terms(seed):
+    """remove(i, k) then add(i, k) with nothing between but scoring (a Gibbs or ARM
+    move that keeps i where it was) puts k's saved cached terms back: no slot is
+    left dirty, and the terms equal a recomputation from scratch bit for bit; a node
+    that returns after another node moved gets recomputed terms."""
+    rng = np.random.default_rng(300 + seed)
+    n = 40
+    adjacency = random_graph(n, [0.2, 0.6][seed], rng)
+    a, b = rng.uniform(0.3, 3.0, 2)
+    params = irm.make_params(a, b)
+    data = irm.make_data(adjacency)
+    labels = pmp.canonicalize(rng.integers(0, 5, n))
+
+    def fresh_terms():
+        stats = irm.alloc_stats(n, params)
+        load_all_but(new_state(n), params, stats, data, labels, skip=[])
+        irm._clean(params, stats)
+        return stats
+
+    stats = fresh_terms()
+    for _ in range(30):
+        i = int(rng.integers(n))
+        k = int(labels[i])
+        if np.sum(labels == k) < 2:
+            continue
+        remove(params, stats, data, i, k)
+        for l in np.unique(labels):
+            log_pred(params, stats, data, i, int(l))
+        add(params, stats, data, i, k)
+        assert stats.meta[3] == 0  # nothing dirty: the saved terms came back
+        ref = fresh_terms()
+        active = np.sort(stats.active[: stats.meta[0]])
+        np.testing.assert_array_equal(stats.t0[np.ix_(active, active)],
+                                      ref.t0[np.ix_(active, active)])
+        np.testing.assert_array_equal(stats.fresh[active], ref.fresh[active])
+    # Another node leaving a slot in between: i's saved terms must not come back.
+    i = int(np.flatnonzero(labels == labels[0])[1])
+    k = int(labels[i])
+    j = int(np.flatnonzero(labels != k)[0])
+    remove(params, stats, data, i, k)
+    remove(params, stats, data, j, int(labels[j]))
+    add(params, stats, data, i, k)
+    irm._clean(params, stats)
+    ref = irm.alloc_stats(n, params)
+    load_all_but(new_state(n), params, ref, data, labels, skip=[j])
+    irm._clean(params, ref)
+    active = np.sort(stats.active[: stats.meta[0]])
+    np.testing.assert_allclose(stats.t0[np.ix_(active, active)],
+                               ref.t0[np.ix_(active, active)], rtol=1e-12)
 
 def test_log_pred_large_blocks():
     """Blocks larger than the rising-factorial cut-off (24 new pairs) take the

@@ -405,8 +405,10 @@ def test_stats_and_acceptance_visible_to_arviz():
     idata = sample(model, draws=100, chains=2, seed=5, step=[step])
     stats = idata.sample_stats
     for name in ("split_proposed", "split_accepted", "merge_proposed", "merge_accepted",
-                 "accept_rate"):
+                 "accept_rate", "split_merge_seconds", "gibbs_seconds"):
         assert stats[name].shape == (2, 100)
+    # Both parts of every iteration ran and were timed (standardized iterations, §3.4).
+    assert (stats["split_merge_seconds"] > 0).all() and (stats["gibbs_seconds"] > 0).all()
     assert (stats["split_accepted"] <= stats["split_proposed"]).all()
     assert ((stats["accept_rate"] >= 0) & (stats["accept_rate"] <= 1)).all()
     assert int(stats["split_proposed"].sum() + stats["merge_proposed"].sum()) == 400

@@ -10,11 +10,14 @@ the candidate blocks :math:`I = (A_1, \\dots, A_m)`, block :math:`A_k` chosen wi
 
 (eq. 5). :math:`q(z^{(k)})` is computed up to a factor common to all candidates:
 the prior part by the prior's ``log_prior_block`` (C joining a block of a given
-size as a whole), the likelihood part by the chain rule (C's items added to
-:math:`A_k` one at a time, their predictive terms summed, then taken out again). The forced variant
-(eq. 6) puts C into a given candidate and returns its probability, which
-Metropolis-Hastings moves need for reverse proposals. Cost: O(|C| |I|) component
-``add``/``remove``/``log_pred`` calls.
+size as a whole), the likelihood part by the component's ``log_pred_block``: by
+default the chain rule (C's items added to :math:`A_k` one at a time, their
+predictive terms summed, then taken out again; one item: its predictive term),
+in closed form where the component has one (the IRM). The forced variant (eq. 6)
+puts C into a given candidate and returns its probability, which
+Metropolis-Hastings moves need for reverse proposals. Cost: |I| ``log_pred_block``
+calls (by the chain rule O(|C| |I|) component ``add``/``remove``/``log_pred``
+calls).
 
 ``sweep_block(state, prior_params, params, stats, data, items, candidates, forced, u, log_w)``
 
@@ -39,7 +42,7 @@ import numpy as np
 
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
-from pymc_partitions.kernels.components import add, log_pred, remove
+from pymc_partitions.kernels.components import add, log_pred_block, remove
 from pymc_partitions.kernels.errors import NO_CANDIDATE_MESSAGE
 from pymc_partitions.kernels.priors import log_prior_block
 from pymc_partitions.kernels.state import (
@@ -56,20 +59,10 @@ def log_join(state, prior_params, params, stats, data, items, k, n_blocks):
     """log q(C joins slot k) up to a term common to all slots C may join; leaves the
     state as it was. The prior part is the prior's ``log_prior_block`` (one call: a
     chain of ``log_prior_pred`` ratios is 0/0 for priors such as a fixed number of
-    blocks); the likelihood part is the chain rule over C's items."""
-    sizes = state.sizes
-    acc = log_prior_block(prior_params, sizes[k], items.shape[0], n_blocks)
-    if items.shape[0] == 1:  # one item: its predictive term, no add/remove
-        return acc + log_pred(params, stats, data, items[0], k)
-    for j in range(items.shape[0]):
-        c = items[j]
-        acc += log_pred(params, stats, data, c, k)
-        add(params, stats, data, c, k)
-        sizes[k] += 1
-    for j in range(items.shape[0]):
-        remove(params, stats, data, items[j], k)
-        sizes[k] -= 1
-    return acc
+    blocks); the likelihood part is the component's ``log_pred_block`` (the chain rule
+    over C's items unless the component has a closed form)."""
+    return (log_prior_block(prior_params, state.sizes[k], items.shape[0], n_blocks)
+            + log_pred_block(params, stats, data, items, k))
 
 
 @primitive

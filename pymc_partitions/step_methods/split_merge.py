@@ -1,9 +1,11 @@
 """``pmp.SplitMerge``: Jain & Neal's restricted-Gibbs split-merge sampler, SM(t, m, n)."""
 
+import time
+
 import numpy as np
 
 from pymc_partitions.distributions.validation import integer_arg
-from pymc_partitions.kernels import split_merge
+from pymc_partitions.kernels import gibbs, split_merge
 from pymc_partitions.step_methods.base import PartitionStep
 
 PROPOSALS = {
@@ -65,6 +67,12 @@ class SplitMerge(PartitionStep):
         Accepted / proposed updates in this iteration (sum the counts over draws
         for the run's rates: ``idata.sample_stats.split_accepted.sum() /
         idata.sample_stats.split_proposed.sum()``).
+    split_merge_seconds, gibbs_seconds : float
+        Wall time of the m updates and of the Gibbs sweeps, as :class:`~.ARM`
+        records them: an iteration costs
+        ``(split_merge_seconds + gibbs_seconds).sum() / (gibbs_seconds.sum() /
+        n_gibbs_sweeps)`` Gibbs sweeps (Herlau et al.'s "standardized iterations",
+        §3.4).
 
     Randomness: each update draws the pair (i, j) uniformly among distinct items
     and one key; every later decision uses counter-based uniforms indexed by item
@@ -85,6 +93,8 @@ class SplitMerge(PartitionStep):
         "merge_proposed": (np.int64, []),
         "merge_accepted": (np.int64, []),
         "accept_rate": (np.float64, []),
+        "split_merge_seconds": (np.float64, []),
+        "gibbs_seconds": (np.float64, []),
     }
 
     def __init__(self, vars, n_restricted_scans=5, n_proposals=1, n_gibbs_sweeps=1,
@@ -114,11 +124,20 @@ class SplitMerge(PartitionStep):
     def move(self, stream, chain, prior_params, params, stats, data):
         outcomes = self._outcomes
         outcomes[:] = 0
+        # The updates, then the sweeps, timed apart (the draws are those of one
+        # run_split_merge call with the sweeps: the same stream, in the same order).
+        start = time.perf_counter()
         failed = split_merge.run_split_merge(
             stream, self.n_proposals, self.n_restricted_scans, PROPOSALS[self.proposal],
-            self.n_gibbs_sweeps, chain.state, prior_params, params, stats, data,
+            0, chain.state, prior_params, params, stats, data,
             chain.log_w, chain.order, self._members, self._origin, outcomes,
         )
+        split_merge_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        if failed < 0:
+            failed = gibbs.run_sweeps(stream, self.n_gibbs_sweeps, chain.state, prior_params,
+                                      params, stats, data, chain.log_w, chain.order)
+        gibbs_seconds = time.perf_counter() - start
         rejected_split, accepted_split, rejected_merge, accepted_merge = (int(c) for c in outcomes)
         return failed, {
             "split_proposed": rejected_split + accepted_split,
@@ -126,6 +145,8 @@ class SplitMerge(PartitionStep):
             "merge_proposed": rejected_merge + accepted_merge,
             "merge_accepted": accepted_merge,
             "accept_rate": (accepted_split + accepted_merge) / self.n_proposals,
+            "split_merge_seconds": split_merge_seconds,
+            "gibbs_seconds": gibbs_seconds,
         }
 
 

@@ -8,7 +8,10 @@ Every component module defines, over its own arrays (DESIGN §3)::
     refresh(params, stats, k)                      # recompute slot k's caches
     log_marginal(params, stats, k) -> float        # log p(x of slot k's items)
 
-and registers them for its ``params`` record class. Moves call the generic
+and registers them for its ``params`` record class, optionally with a sixth,
+``log_pred_block(params, stats, data, items, k)`` (log p(x_C | slot k) for a set C
+of unassigned items; default: the chain rule over C's items), for components whose
+block term has a cheaper closed form (the IRM's). Moves call the generic
 functions of :mod:`.base`, which numba resolves from the params type.
 Statistics are updated incrementally: no primitive reads the members of a block.
 """
@@ -31,6 +34,7 @@ from pymc_partitions.kernels.components.base import (
     combine,
     log_marginal,
     log_pred,
+    log_pred_block,
     refresh,
     register,
     remove,
@@ -47,6 +51,7 @@ __all__ = [
     "kmeans_energy",
     "log_marginal",
     "log_pred",
+    "log_pred_block",
     "mv_normal",
     "niw",
     "normal",

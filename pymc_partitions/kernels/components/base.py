@@ -27,14 +27,22 @@ class ComponentFunctions(NamedTuple):
     remove: Callable
     refresh: Callable
     log_marginal: Callable
+    log_pred_block: Callable
 
 
 _REGISTRY: dict[type, ComponentFunctions] = {}
 
 
-def register(params_class, *, log_pred, add, remove, refresh, log_marginal):
-    """Register a component's njit primitives for its params record class."""
-    _REGISTRY[params_class] = ComponentFunctions(log_pred, add, remove, refresh, log_marginal)
+def register(params_class, *, log_pred, add, remove, refresh, log_marginal,
+             log_pred_block=None):
+    """Register a component's njit primitives for its params record class.
+
+    ``log_pred_block`` is optional: without it, a block's predictive term is the
+    chain rule over its items (:func:`chain_rule_log_pred_block`)."""
+    _REGISTRY[params_class] = ComponentFunctions(
+        log_pred, add, remove, refresh, log_marginal,
+        chain_rule_log_pred_block if log_pred_block is None else log_pred_block,
+    )
 
 
 def row_data(x):
@@ -102,6 +110,28 @@ def log_marginal(params, stats, k):
     return _lookup(params, "log_marginal")(params, stats, k)
 
 
+def log_pred_block(params, stats, data, items, k):
+    """log p(x_C | items in slot k) for the unassigned items C = ``items`` ((c,) int64)
+    joining slot k together; for an empty slot the prior predictive of C. Leaves the
+    statistics as they were."""
+    return _lookup(params, "log_pred_block")(params, stats, data, items, k)
+
+
+def chain_rule_log_pred_block(params, stats, data, items, k):
+    """The default ``log_pred_block``: the chain rule, C's items added to slot k one at
+    a time, their predictive terms summed, then taken out again (c ``log_pred``, c
+    ``add`` and c ``remove`` calls; one item: its predictive term alone)."""
+    if items.shape[0] == 1:
+        return log_pred(params, stats, data, items[0], k)
+    acc = 0.0
+    for j in range(items.shape[0]):
+        acc += log_pred(params, stats, data, items[j], k)
+        add(params, stats, data, items[j], k)
+    for j in range(items.shape[0]):
+        remove(params, stats, data, items[j], k)
+    return acc
+
+
 def _impl_for(params, name):
     return overload_impl(_REGISTRY, params, name)
 
@@ -129,6 +159,11 @@ def _ol_refresh(params, stats, k):
 @overload(log_marginal, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_marginal(params, stats, k):
     return _impl_for(params, "log_marginal")
+
+
+@overload(log_pred_block, jit_options=OVERLOAD_JIT_OPTIONS)
+def _ol_log_pred_block(params, stats, data, items, k):
+    return _impl_for(params, "log_pred_block")
 
 
 class Pair(NamedTuple):
@@ -163,6 +198,12 @@ def _pair_log_marginal(params, stats, k):
     return log_marginal(params.first, stats[0], k) + log_marginal(params.second, stats[1], k)
 
 
+def _pair_log_pred_block(params, stats, data, items, k):
+    return log_pred_block(params.first, stats[0], data[0], items, k) + log_pred_block(
+        params.second, stats[1], data[1], items, k
+    )
+
+
 register(
     Pair,
     log_pred=_pair_log_pred,
@@ -170,6 +211,7 @@ register(
     remove=_pair_remove,
     refresh=_pair_refresh,
     log_marginal=_pair_log_marginal,
+    log_pred_block=_pair_log_pred_block,
 )
 
 

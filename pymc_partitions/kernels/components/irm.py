@@ -90,6 +90,8 @@ _N_ACTIVE = 0
 _CACHED_NODE = 1
 _N_TOUCHED = 2
 _N_DIRTY = 3
+_UNDO_NODE = 4
+_UNDO_SLOT = 5
 
 
 class IRMParams(NamedTuple):
@@ -122,8 +124,12 @@ class IRMStats(NamedTuple):
         of ``t0`` (and ``fresh`` entry) are stale
     cache_ab : (2,) float64, the (a, b) ``t0`` and ``fresh`` were computed with (NaN:
         never)
-    meta : (4,) [number of active slots, node whose counts ``ecount`` holds (-1:
-        none), number of touched slots, number of dirty slots]
+    undo : (2, n) float64, slot ``meta[5]``'s row and column of ``t0`` (over active
+        slots) saved when node ``meta[4]`` left it with no slot dirty; undo_fresh :
+        (1,) float64, its ``fresh`` entry (see :func:`add`)
+    meta : (6,) [number of active slots, node whose counts ``ecount`` holds (-1:
+        none), number of touched slots, number of dirty slots, node and slot of the
+        saved terms (-1: none)]
     """
 
     sizes: np.ndarray
@@ -138,6 +144,8 @@ class IRMStats(NamedTuple):
     dirty: np.ndarray
     dirty_list: np.ndarray
     cache_ab: np.ndarray
+    undo: np.ndarray
+    undo_fresh: np.ndarray
     meta: np.ndarray
 
 
@@ -191,7 +199,9 @@ def alloc_stats(n_slots, params=None):
         dirty=np.zeros(n, dtype=np.int64),
         dirty_list=np.zeros(n, dtype=np.int64),
         cache_ab=np.full(2, np.nan),
-        meta=np.array([0, -1, 0, 0], dtype=np.int64),
+        undo=np.zeros((2, n), dtype=np.float64),
+        undo_fresh=np.zeros(1, dtype=np.float64),
+        meta=np.array([0, -1, 0, 0, -1, -1], dtype=np.int64),
     )
 
 
@@ -281,6 +291,7 @@ def _clean(params, stats):
     meta, active, sizes, edges = stats.meta, stats.active, stats.sizes, stats.edges
     t0, fresh, dirty, dirty_list = stats.t0, stats.fresh, stats.dirty, stats.dirty_list
     if stats.cache_ab[0] != a or stats.cache_ab[1] != b:
+        meta[_UNDO_NODE] = -1  # saved terms of the old (a, b)
         for t in range(meta[_N_ACTIVE]):
             _mark_dirty(stats, active[t])
         stats.cache_ab[0] = a
@@ -356,6 +367,77 @@ def log_pred(params, stats, data, i, k):
 
 
 @primitive
+def log_pred_block(params, stats, data, items, k):
+    r"""log p(edges of the unassigned nodes C = ``items`` | C joins slot k): the ratio
+    of the joints of the assigned nodes with and without C (Herlau et al. 2016, eq. 5
+    for a block move), in closed form. With :math:`e_{Cl}` C's edges into slot l,
+    :math:`E_{CC}` the edges within C and c = |C|, every pair (k, l) gains
+    :math:`e_{Cl}` edges and :math:`c\, m_l` node pairs, the pair (k, k) also
+    :math:`E_{CC}` edges and c(c - 1)/2 pairs:
+
+    .. math::
+
+        \sum_{l\ \text{active}} \log\frac{B(x_{kl} + \Delta E_{kl},\,
+        y_{kl} + \Delta P_{kl} - \Delta E_{kl})}{B(x_{kl}, y_{kl})}
+
+    (:math:`x = a + E`, :math:`y = b + P - E`; for an empty slot k every pair is fresh
+    and the within-C pair is added). Cost O(sum of C's degrees + K) log-gamma
+    evaluations, against the chain rule's c ``log_pred``/``add``/``remove`` calls, each
+    ``add`` making slot k's cached terms stale (O(K) Beta ratios to rebuild). One
+    node: :func:`log_pred`. Leaves the statistics as they were (``ecount`` is used as
+    scratch and cleared).
+    """
+    c = items.shape[0]
+    if c == 1:
+        return log_pred(params, stats, data, items[0], k)
+    a, b = params.a, params.b
+    indptr, indices = data[0], data[1]
+    slot, sizes, edges, active = stats.slot, stats.sizes, stats.edges, stats.active
+    ecount, touched = stats.ecount, stats.touched
+    _invalidate(stats)
+    # C's edges into each slot (ecount, listed in touched) and within C (each seen
+    # from both ends). C's nodes are unassigned (-1); -2 marks them for the walk.
+    for t in range(c):
+        slot[items[t]] = -2
+    nt = 0
+    within_twice = 0
+    for t in range(c):
+        h = items[t]
+        for p in range(indptr[h], indptr[h + 1]):
+            s = slot[indices[p]]
+            if s >= 0:
+                if ecount[s] == 0:
+                    touched[nt] = s
+                    nt += 1
+                ecount[s] += 1
+            elif s == -2:
+                within_twice += 1
+    for t in range(c):
+        slot[items[t]] = -1
+    stats.meta[_N_TOUCHED] = nt  # so _invalidate clears ecount on the next call
+    e_cc = within_twice // 2
+    p_cc = c * (c - 1) // 2
+    m_k = sizes[k]
+    acc = 0.0
+    for t in range(stats.meta[_N_ACTIVE]):
+        l = active[t]
+        if m_k == 0:
+            e_kl, p_kl = 0, 0
+        else:
+            e_kl = edges[k, l]
+            p_kl = m_k * (m_k - 1) // 2 if l == k else m_k * sizes[l]
+        d_e = ecount[l] + (e_cc if l == k else 0)
+        d_p = c * sizes[l] + (p_cc if l == k else 0)
+        x = a + e_kl
+        y = b + (p_kl - e_kl)
+        acc += _log_beta(x + d_e, y + (d_p - d_e)) - _log_beta(x, y)
+    if m_k == 0:  # the fresh pair (k, k) of C with itself
+        acc += _log_beta(a + e_cc, b + (p_cc - e_cc)) - params.log_beta_ab
+    _invalidate(stats)
+    return acc
+
+
+@primitive
 def _move_edges(stats, data, i, k, sign):
     # Edges between i and the assigned nodes now count towards pairs (k, l).
     indptr, indices = data[0], data[1]
@@ -369,24 +451,73 @@ def _move_edges(stats, data, i, k, sign):
 
 
 @primitive
+def _save_terms(params, stats, i, k):
+    """Node i is about to leave slot k, which stays active: if no slot is dirty, save
+    k's row and column of ``t0`` and its ``fresh`` entry (O(K) copies) so that
+    :func:`add` can put them back if i returns to k before anything else changes."""
+    meta = stats.meta
+    meta[_UNDO_NODE] = -1
+    if (meta[_N_DIRTY] > 0 or stats.sizes[k] < 2
+            or stats.cache_ab[0] != params.a or stats.cache_ab[1] != params.b):
+        return
+    t0, undo, active = stats.t0, stats.undo, stats.active
+    for t in range(meta[_N_ACTIVE]):
+        l = active[t]
+        undo[0, l] = t0[k, l]
+        undo[1, l] = t0[l, k]
+    stats.undo_fresh[0] = stats.fresh[k]
+    meta[_UNDO_NODE] = i
+    meta[_UNDO_SLOT] = k
+
+
+@primitive
+def _restore_terms(stats, k):
+    """Node ``meta[4]`` is back in slot k = ``meta[5]`` and nothing else changed since
+    it left: every count is as when the terms were saved, so they are put back (the
+    values a recomputation would give, bit for bit) and no slot is dirty."""
+    meta = stats.meta
+    t0, undo, active = stats.t0, stats.undo, stats.active
+    for t in range(meta[_N_ACTIVE]):
+        l = active[t]
+        t0[k, l] = undo[0, l]
+        t0[l, k] = undo[1, l]
+    stats.fresh[k] = stats.undo_fresh[0]
+    if stats.dirty[k] > 0:  # k is the only dirty slot (none was when i left)
+        stats.dirty[k] = 0
+        meta[_N_DIRTY] = 0
+    meta[_UNDO_NODE] = -1
+
+
+@primitive
 def add(params, stats, data, i, k):
-    """Node i (unassigned) joins slot k: O(degree)."""
+    """Node i (unassigned) joins slot k: O(degree). A node returning to the slot it
+    just left, with nothing else changed since (the common outcome of a Gibbs move
+    or of an ARM move of an item that stays), gets the slot's saved cached terms
+    back instead of making them stale: the next move needs no O(K) recomputation."""
     _invalidate(stats)
-    _mark_dirty(stats, k)
+    meta = stats.meta
+    returning = (meta[_UNDO_NODE] == i and meta[_UNDO_SLOT] == k
+                 and stats.cache_ab[0] == params.a and stats.cache_ab[1] == params.b)
+    meta[_UNDO_NODE] = -1
+    if not returning:
+        _mark_dirty(stats, k)
     _move_edges(stats, data, i, k, 1)
     stats.slot[i] = k
     stats.sizes[k] += 1
     if stats.sizes[k] == 1:
-        meta = stats.meta
         stats.active[meta[_N_ACTIVE]] = k
         stats.where[k] = meta[_N_ACTIVE]
         meta[_N_ACTIVE] += 1
+    if returning:
+        _restore_terms(stats, k)
 
 
 @primitive
 def remove(params, stats, data, i, k):
-    """Node i leaves slot k and becomes unassigned: O(degree)."""
+    """Node i leaves slot k and becomes unassigned: O(degree), plus O(K) copies when
+    no slot is dirty (:func:`_save_terms`)."""
     _invalidate(stats)
+    _save_terms(params, stats, i, k)
     _mark_dirty(stats, k)
     stats.slot[i] = -1
     _move_edges(stats, data, i, k, -1)
@@ -436,4 +567,5 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    log_pred_block=log_pred_block,
 )
