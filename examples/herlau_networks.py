@@ -60,12 +60,9 @@ Choices the paper leaves open (or that PyMC forces), ours:
   the chains are independent, for ARM chain s of each restart sees the others of its
   restart only). sd with ddof = 1.
 - **Costs are timed inside the steps**, so PyMC's per-draw loop (about 0.3 ms, as
-  much as a Gibbs sweep at these n) counts for no method, as it does not in ARM's own
-  statistics. SM is run as two steps in one ``pm.sample``: ``SplitMerge(n_gibbs_sweeps=0)``
-  then ``Gibbs(n_sweeps=1)`` (the same iteration as ``SplitMerge``'s default), each
-  timed by a subclass adding a ``move_seconds`` statistic around the library's
-  documented ``move`` hook; SM's cost is then its own (update + sweep) / sweep,
-  computed exactly like ARM's. Wall-clock ratios would include PyMC's loop in both the
+  much as a Gibbs sweep at these n) counts for no method: SM's cost is its own
+  ``(split_merge_seconds + gibbs_seconds) / gibbs_seconds``, computed exactly like
+  ARM's from ``arm_seconds``. Wall-clock ratios would include PyMC's loop in both the
   SM and the Gibbs time and pull SM's cost towards 1, granting it more than B.
 - **Pilots.** ``pm.sample`` needs the number of draws in advance, so the costs of SM,
   bSM and sARM that set their iteration counts come from a pilot of ``--pilot`` (100)
@@ -163,7 +160,7 @@ import argparse
 import logging
 import time
 from concurrent.futures import ProcessPoolExecutor
-from typing import ClassVar, NamedTuple
+from typing import NamedTuple
 
 import arviz as az
 import numpy as np
@@ -222,26 +219,6 @@ SEED_IDS = {"start": 0, "Gibbs": 1, "SM": 2, "bSM": 3, "sARM": 4, "ARM": 5}
 PILOT_SEED_OFFSET = 10
 
 
-class MoveTimer:
-    """Adds a ``move_seconds`` statistic: the wall time of the step's kernel call alone
-    (PyMC's loop excluded), as ARM times its own ``arm_seconds`` / ``gibbs_seconds``."""
-
-    def move(self, *args):
-        start = time.perf_counter()
-        failed, extra = super().move(*args)
-        return failed, {**(extra or {}), "move_seconds": time.perf_counter() - start}
-
-
-class TimedGibbs(MoveTimer, pmp.Gibbs):
-    stats_dtypes_shapes: ClassVar[dict] = {**pmp.Gibbs.stats_dtypes_shapes,
-                                           "move_seconds": (np.float64, [])}
-
-
-class TimedSplitMerge(MoveTimer, pmp.SplitMerge):
-    stats_dtypes_shapes: ClassVar[dict] = {**pmp.SplitMerge.stats_dtypes_shapes,
-                                           "move_seconds": (np.float64, [])}
-
-
 class Row(NamedTuple):
     network: str
     scale: float
@@ -277,11 +254,9 @@ def seed_for(args, row, restart, run):
 
 def make_steps(method, z):
     if method == "Gibbs":
-        return [TimedGibbs([z], n_sweeps=1)]
+        return [pmp.Gibbs([z], n_sweeps=1)]  # the paper's iteration: one sweep
     if method == "SM":
-        # SplitMerge's default iteration (one update after 5 restricted scans, then one
-        # sweep), the sweep as a step of its own so that both parts are timed.
-        return [TimedSplitMerge([z], n_gibbs_sweeps=0), TimedGibbs([z], n_sweeps=1)]
+        return [pmp.SplitMerge([z])]  # SM(5, 1, 1): 5 restricted scans, 1 update, 1 sweep
     return [pmp.ARM([z], variant=ARM_VARIANTS[method])]
 
 
@@ -299,10 +274,8 @@ def sweeps_per_iteration(method, stats):
     / time spent on Gibbs sweeps)."""
     if method == "Gibbs":
         return 1.0
-    if method == "SM":
-        seconds = stats["move_seconds"].values  # last axis: SM update, Gibbs sweep
-        return float(seconds.sum() / seconds[..., 1].sum())
-    update, sweeps = stats["arm_seconds"].values.sum(), stats["gibbs_seconds"].values.sum()
+    update_name = "split_merge_seconds" if method == "SM" else "arm_seconds"
+    update, sweeps = stats[update_name].values.sum(), stats["gibbs_seconds"].values.sum()
     return float((update + sweeps) / sweeps)
 
 
@@ -311,8 +284,6 @@ def run_method(adjacency, method, draws, chains, seed, initvals):
     t0 = time.perf_counter()
     stats = sample(adjacency, method, draws, chains, seed, initvals).sample_stats
     log_joint, n_clusters = stats["log_joint"].values, stats["n_clusters"].values
-    if log_joint.ndim == 3:  # SM: one column per step; the sweep's ends the iteration
-        log_joint, n_clusters = log_joint[..., -1], n_clusters[..., -1]
     run = {"log_joint": log_joint, "k_end": n_clusters[:, -1],
            "sweeps_per_iteration": sweeps_per_iteration(method, stats),
            "seconds": time.perf_counter() - t0}
