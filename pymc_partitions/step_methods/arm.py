@@ -103,9 +103,13 @@ class ARM(PopulationStep):
     no_background : bool
         No two different partitions could be drawn: no update this iteration.
     arm_seconds, gibbs_seconds : float
-        Wall time of the update and of the Gibbs sweeps: "standardized iterations"
-        (§3.4, iterations in units of a Gibbs sweep's time) are
+        Wall time of the update (the history's draw of z^a, z^b included) and of the
+        Gibbs sweeps: "standardized iterations" (§3.4, iterations in units of a Gibbs
+        sweep's time) are
         ``(arm_seconds + gibbs_seconds).sum() / (gibbs_seconds.sum() / n_gibbs_sweeps)``.
+        The first update of a process also loads (or compiles) the update kernel, in
+        the second iteration (the first has no history): leave the first iterations
+        out when pricing, as ``examples/benchmark_arm.py`` does.
     """
 
     name = "partition_arm"
