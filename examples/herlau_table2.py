@@ -74,67 +74,42 @@ Data sets run in parallel on ``--processes`` worker processes
 ``cores=1``; every worker first samples a tiny model with each step (untimed), so
 numba's compilation or cache load is not inside any timed run.
 
-Measured: TRIALS only, not the paper's protocol size (Python 3.11, PyMC 5.28, ArviZ
-0.23; 2 worker processes on a 2-core machine that another process was using too).
-The IATs are reproducible for a seed; the timing columns (normalized iterations of SM
-and ARM, s/set) move with the load from run to run.
-
-Trial 1, ``--datasets 2 --chains 4 --iterations 300`` (wall time 12 s)::
+Measured: the paper's protocol size (``python examples/herlau_table2.py --processes 1
+--plot fig6b.png``: 20 data sets x 3 examples, S = 8, T = 2000; Python 3.11, PyMC 5.28,
+ArviZ 0.23; wall time 1269 s on one worker process, with a Table 3 run of
+``herlau_networks.py`` sharing the 2 cores)::
 
                method   IAT trace        paper   IAT indic        paper norm. iter      paper  flat accept  s/set
-    Ex. 1 d=6  Gibbs   86.4(1076)   116.5(939)   77.3(868)    91.6(889)        300       2000   0/8           0.1
-               SM       18.5(176)    27.8(122)   16.2(117)    23.2(103)   676(363)  6741(468)   0/8  0.029    0.2
-               ARM       13.9(91)     14.9(77)    13.6(98)     13.6(71)  1678(114)   6712(47)   0/8  0.079    0.3
-               (Gibbs sweep 32 us; a Gibbs-run draw incl. PyMC 103 us; t_SM / t_Gibbs 1.48)
-    Ex. 2 d=8  Gibbs    28.4(590)  165.4(1656)   26.5(588)  131.3(1359)        300       2000   0/8           0.1
-               SM       41.5(467)    27.9(149)   39.4(372)    26.4(149)     968(7)  6855(482)   0/8  0.024    0.2
-               ARM      22.6(216)      8.5(50)   23.8(181)      9.2(49)   1751(63)   6731(59)   0/8  0.097    0.3
-               (Gibbs sweep 33 us; a Gibbs-run draw incl. PyMC 74 us; t_SM / t_Gibbs 2.00)
-    Ex. 3 d=10 Gibbs      3.5(27)   88.9(1374)   12.3(155)   99.3(1327)        300       2000   0/8           0.1
-               SM       10.0(130)    19.3(171)   10.1(146)    30.4(254)  1413(556)  7503(185)   0/8  0.009    0.2
-               ARM        2.7(18)    10.8(125)   14.8(287)    14.7(140)   1697(65)   6705(44)   0/8  0.064    0.3
-               (Gibbs sweep 33 us; a Gibbs-run draw incl. PyMC 77 us; t_SM / t_Gibbs 2.62)
+    Ex. 1 d=6  Gibbs  247.3(3353)   116.5(939) 214.2(2846)    91.6(889)       2000       2000 0/160           1.3
+               SM       26.4(334)    27.8(122)   20.4(192)    23.2(103)  6005(405)  6741(468) 0/160  0.031    2.5
+               ARM      12.4(134)     14.9(77)    10.0(96)     13.6(71) 13939(350)   6712(47) 0/160  0.083    5.0
+    Ex. 2 d=8  Gibbs  250.3(3747)  165.4(1656) 207.8(3130)  131.3(1359)       2000       2000 0/160           2.2
+               SM       29.6(221)    27.9(149)   28.4(231)    26.4(149)  6353(602)  6855(482) 0/160  0.018    4.5
+               ARM      11.2(110)      8.5(50)    11.8(87)      9.2(49) 13854(1231)   6731(59) 0/160  0.095    9.2
+    Ex. 3 d=10 Gibbs  256.7(4522)   88.9(1374) 287.6(3822)   99.3(1327)       2000       2000 0/160           2.6
+               SM       23.0(201)    19.3(171)   53.1(688)    30.4(254)  6833(845)  7503(185) 0/160  0.016    5.8
+               ARM      19.9(593)    10.8(125)   34.6(570)    14.7(140) 13935(1712)   6705(44) 0/160  0.087   11.3
 
-Trial 2, one data set per example at the paper's size, ``--datasets 1 --dims 6 8``
-(S = 8, T = 2000; wall time 50 s, the two data sets side by side)::
+(Gibbs sweep 33 / 59 / 74 us.) What it shows:
 
-               method   IAT trace        paper   IAT indic        paper norm. iter      paper  flat accept  s/set
-    Ex. 1 d=6  Gibbs  541.6(5674)   116.5(939) 402.6(4821)    91.6(889)       2000       2000   0/8           4.5
-               SM        21.8(61)    27.8(122)    19.5(61)    23.2(103)       4059  6741(468)   0/8  0.034    6.1
-               ARM       11.6(29)     14.9(77)    14.0(99)     13.6(71) 12677(1425)   6712(47)   0/8  0.078   15.0
-               (Gibbs sweep 101 us; a Gibbs-run draw incl. PyMC 278 us; t_SM / t_Gibbs 1.37)
-    Ex. 2 d=8  Gibbs  816.0(5593)  165.4(1656) 702.7(5070)  131.3(1359)       2000       2000   0/8           4.3
-               SM       33.8(126)    27.9(149)   36.3(140)    26.4(149)       3476  6855(482)   0/8  0.038    5.6
-               ARM        8.4(11)      8.5(50)    12.1(47)      9.2(49) 11615(1173)   6731(59)   0/8  0.156   15.1
-               (Gibbs sweep 112 us; a Gibbs-run draw incl. PyMC 268 us; t_SM / t_Gibbs 1.31)
-
-Default run (20 data sets x 3 examples, S = 8, T = 2000, 2 processes), extrapolated
-from trial 2 (about 50 s per full-size data set per process, initialisation, three
-runs and 2,500 ESS computations included): 60 x 50 s / 2 = about 25 min, more when
-the cores are busy. ``--datasets 5`` takes about a quarter of that.
-
-What the trials show (two data sets per example are far too few to compare means whose
-sd is as large as they are):
-
-- Per iteration, ARM's IAT (mean over chains) is below SM's on 4 of trial 1's 6 data
-  sets for the trace and 3 of 6 for the indicator, below Gibbs's on 4 of 6 for both
-  (its ``--plot`` figure), and below both on both data sets of trial 2; Gibbs's means
-  are the longest except where a Gibbs chain stays in one mode, which shows as a
-  *short* IAT (a d = 8 data set of trial 1: Gibbs trace IAT 6 against ARM's 30), the
-  effect the paper describes in §4. At T = 2000 a Gibbs IAT of 500-800 means an ESS of
-  3-4 per chain: those estimates are themselves very noisy (the paper's too).
-- ARM costs more than the paper says: 5.6-7.1 sweeps per iteration (normalized
-  iterations 1678-1751 for T = 300, 11615-12677 for T = 2000) against the paper's
-  6712 / 2000 = 3.4. A separate probe (8 chains x 1000 iterations, d = 6, the same
-  load) timed the update at 212 us against a 43 us sweep: about 52 us of it is the
-  Python history (``population_labels`` 27, ``History.record`` 8, ``History.draw``
-  17 us per chain and iteration), the rest the ``arm_iteration`` kernel (about 3.7
-  sweeps). At n = 100 a sweep is so cheap that these fixed costs count.
-- SM, timed by wall-time difference: 1.7-2.0 sweeps per iteration in trial 2,
-  2.3-4.7 in trial 1 (paper 3.4); a probe timing the step's own move (update + sweep,
-  against a Gibbs step's sweep) gave 2.5-4.9 under the same load. The estimate is
-  noisy: a per-iteration timing stat in ``pmp.SplitMerge`` (as ARM has) would fix it.
-- Accept rates: SM 1-4 %, ARM 6-16 % of the updates.
+- **The ordering is the paper's**: per iteration ARM < SM < Gibbs in every example
+  and both measures. On Examples 1-2 SM's and ARM's means are within a factor of about
+  1.4 of the paper's; on Example 3 ours are 1.2-2.4 times the paper's (ARM's trace
+  19.9 against 10.8, its indicator 34.6 against 14.7), pulled up by one data set on
+  which ARM's chains have IATs of about 250 (Figure 6b's outlier). Figure 6b
+  (``--plot``): ARM's mean IAT is below Gibbs's on every data set but that one, and
+  below SM's on most.
+- **Gibbs's IATs are about twice the paper's**, with sds as large (a chain that jumps
+  once between plateaus in 2000 iterations has an IAT in the hundreds; one that never
+  jumps has a short one, the effect the paper warns of in §4): an ESS of 6-10 per
+  chain, itself a noisy estimate.
+- **Normalized iterations differ**: ARM costs 6.9-7.0 sweeps per iteration here
+  against the paper's 3.4, SM 3.0-3.4 against 3.4-3.8. At n = 100 a sweep takes 33-74
+  us, so an ARM update's fixed costs (its Python history, about 25 us, and a kernel
+  dispatch) weigh as much as its arithmetic; on the networks (sweeps of 0.4-1.5 ms)
+  an ARM iteration costs 2.3-3.3 sweeps (``examples/benchmark_arm.py``). Per unit of
+  computation, ARM's advantage over SM is therefore smaller than per iteration here.
+- Accept rates: SM 1.6-3.1 %, ARM 8.3-9.5 % of the updates.
 """
 
 import argparse
