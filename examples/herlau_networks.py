@@ -132,7 +132,7 @@ start of the 50 Gibbs sweeps (the paper does not say); why our ARM accepts so mu
 less often than the paper's is open.
 
 Tables 4-5 at the defaults (``--table 4``; wall time 852 s on two otherwise
-idle cores). R-hat mean(sd), the paper's row under it; then the accept rate x 100::
+them at first). R-hat mean(sd), the paper's row under it; then the accept rate x 100::
 
     row           Gibbs        SM         bSM        sARM       ARM        B
     NIPS 1        3.53(408)    1.71(48)   8.58(45)   9.02(47)   9.60(35)   3297
