@@ -131,7 +131,7 @@ NIPS234 has 598 edges; the paper's Hagmann has 988 vertices, ours 998), as may t
 start of the 50 Gibbs sweeps (the paper does not say); why our ARM accepts so much
 less often than the paper's is open.
 
-Tables 4-5 at the defaults (``--table 4``; wall time 852 s on two otherwise
+Tables 4-5 at the defaults (``--table 4``; wall time 852 s on two cores, a probe sharing
 them at first). R-hat mean(sd), the paper's row under it; then the accept rate x 100::
 
     row           Gibbs        SM         bSM        sARM       ARM        B
