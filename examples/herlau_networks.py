@@ -158,6 +158,13 @@ paper's, ARM's far below: our block moves (lines 5-8, the only difference betwee
 sARM and ARM) raise the accept rate by a factor of 1.0-1.2 where the paper's raise it
 by 10-14. That is where to look next.
 
+Figure 6a at the defaults (``--table 6a --plot fig6a.png``: Hagmann 0.25, T = 1000,
+4 restarts; wall time 365 s on two cores): ARM's R-hat at S = 2, 4, 8, 16 is
+7.10(29), 1.26(12), 9.68(81), 1.16(12); SM at S = 8: 3.24(137). Not monotone in S as
+the paper's figure: with 4 restarts the statistic is close to 1 when the 4
+populations happen to settle in one basin and 7-10 when they do not (Table 3's
+effect), so a single run per S cannot show a trend.
+
 Earlier TRIALS (before this stop's speed-ups, with the helper's composite SM timing;
 2 restarts, T = 200), kept for comparison:
 
