@@ -89,9 +89,9 @@ the paper's Gibbs runs, started where it does not say, were.
 import argparse
 import time
 
-import arviz as az
 import numpy as np
 import pymc as pm
+from _mixing import iat
 
 import pymc_partitions as pmp
 
@@ -209,14 +209,6 @@ def cost_per_draw(model, z, method, temperatures, start, pilot):
         if long - short >= 0.5 or draws >= 10**6:
             return max(long - short, 1e-6) / (draws - pilot)
         draws *= 4
-
-
-def iat(series):
-    """Integrated autocorrelation time T/ESS of one run's series (NaN if constant)."""
-    series = np.asarray(series, dtype=np.float64)
-    if np.ptp(series) == 0:
-        return np.nan
-    return series.size / float(az.ess(series[None, :], method="mean"))
 
 
 def run_summary(idata, method):

@@ -117,9 +117,9 @@ import logging
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import arviz as az
 import numpy as np
 import pymc as pm
+from _mixing import iat
 
 import pymc_partitions as pmp
 
@@ -179,14 +179,6 @@ def warm_up():
     model, z = bernoulli_model(x)
     for method in METHODS:
         sample(model, z, method, draws=3, chains=2, seed=0)
-
-
-def iat(series):
-    """Integrated autocorrelation time of one chain's series; NaN if it is constant."""
-    series = np.asarray(series, dtype=float)
-    if np.ptp(series) == 0:
-        return np.nan
-    return series.size / float(az.ess(series[None, :], method="mean"))
 
 
 def chain_iats(idata, watched):

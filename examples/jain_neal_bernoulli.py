@@ -30,8 +30,8 @@ run inside ``pm.sample``), so the timing is the samplers' own.
 import argparse
 import time
 
-import arviz as az
 import numpy as np
+from _mixing import iat
 
 from pymc_partitions.datasets import jain_neal_bernoulli
 from pymc_partitions.kernels import assign_labels, gibbs, new_state, split_merge, summarise
@@ -46,14 +46,6 @@ PUBLISHED = {
     8: {"Gibbs": ("165.4", "131.3"), "SM": ("27.9", "26.4")},
     10: {"Gibbs": ("88.9", "99.3"), "SM": ("19.3", "30.4")},
 }
-
-
-def iat(series):
-    """Integrated autocorrelation time of one chain's series; NaN if it is constant."""
-    series = np.asarray(series, dtype=float)
-    if np.ptp(series) == 0:
-        return np.nan
-    return series.size / float(az.ess(series[None, :], method="mean"))
 
 
 class Chain:
