@@ -165,70 +165,8 @@ the paper's figure: with 4 restarts the statistic is close to 1 when the 4
 populations happen to settle in one basin and 7-10 when they do not (Table 3's
 effect), so a single run per S cannot show a trend.
 
-Earlier TRIALS (before this stop's speed-ups, with the helper's composite SM timing;
-2 restarts, T = 200), kept for comparison:
-
-Trial A, ``--table 3 --iterations 200 --restarts 2 --chains 8 --pilot 50`` (a tenth
-of the default work), wall 487 s (480 s CPU)::
-
-    row           n  Gibbs        SM          ARM           B  c SM/ARM   K
-    NIPS 1      234  1.35(64)     3.33(264)   2.28(22)    732  2.90/3.66  6/8/6
-      paper          25.40(1090)  3.24(272)   1.01()
-    NIPS 0.9    211  2.71(280)    3.28(318)   1.30(35)    751  2.95/3.76  6/8/7
-      paper          22.17(764)   2.74(44)    1.00()
-    NIPS 0.8    187  1.92(116)    1.95(65)    1.81(40)    745  2.73/3.72  6/8/6
-      paper          13.26(452)   2.89(160)   1.01(1)
-    Hagmann 0.4 399  6.38(663)    4.88(407)   3.03(284)   467  1.29/2.34  20/23/27
-      paper          15.96(1397)  4.39(237)   1.77(4)
-    Hagmann 0.3 299  11.93(1697)  3.44(425)   1.81(104)   463  1.34/2.32  20/22/24
-      paper          10.62(680)   1.81(46)    1.13(16)
-    Hagmann 0.2 200  14.02(3144)  1.60(68)    3.06(87)    506  1.41/2.53  17/18/19
-      paper          4.54(229)    1.19(23)    1.02(1)
-    USAir 0.9   299  4.20(333)    2.83(209)   1.75(53)    635  1.84/3.18  14/15/16
-      paper          2.72(100)    1.82(113)   1.01()
-    USAir 0.8   266  2.88(189)    1.50(62)    6.14(46)    608  1.76/3.04  14/15/16
-      paper          2.45(113)    2.19(90)    1.00()
-    USAir 0.7   232  3.22(306)    1.67(75)    4.32(65)    565  1.64/2.82  16/16/16
-      paper          1.04(3)      1.12(8)     1.03(2)
-
-SM's realised standardized iterations were 90-101 % of B (its pilot, from the start,
-overestimates its cost, which falls as K grows; bSM and sARM in trial B: 91-102 %).
-With 2 restarts and T = 200 the R-hats say little: ARM is lowest on 5 rows of 9, SM
-on 3. Our Gibbs is far closer to mixing on NIPS than the paper's (every method sits at
-K = 6-8 there).
-
-Trial B, ``--table 4 --iterations 200 --restarts 2 --chains 8 --pilot 50``, wall 226 s
-(225 s CPU); R-hat, then accept rate x 100 (Table 5)::
-
-    row           Gibbs        SM         bSM        sARM       ARM        B
-    NIPS 1        1.36(65)     3.43(283)  1.07(8)    6.40(385)  2.28(22)   770
-      paper       24.88(823)   2.43(97)   1.12(15)   2.41(277)  1.09(3)
-    Hagmann 0.25  25.02(4081)  3.74(243)  2.37(176)  1.14(13)   1.46(58)   485
-      paper       2.86(88)     1.99(84)   1.65(40)   1.28(33)   1.08(9)
-    USAir 0.8     2.84(189)    1.52(62)   1.91(45)   5.45(133)  6.14(46)   621
-      paper       2.32(144)    1.94(105)  1.54(74)   1.60(102)  1.01(1)
-    accept x 100               SM         bSM        sARM       ARM
-    NIPS 1                     1.75(10)   6.48(100)  4.23(118)  4.90(89)
-      paper                    0.48(3)    1.01(8)    1.37(14)   19.41(128)
-    Hagmann 0.25               0.85(14)   1.30(0)    3.62(21)   3.99(31)
-      paper                    0.14(1)    0.37(6)    1.08(27)   13.56(242)
-    USAir 0.8                  0.64(18)   0.89(29)   1.59(28)   1.92(49)
-      paper                    0.04(2)    0.11(4)    0.35(5)    4.10(19)
-
-Costs (sweeps per iteration; NIPS / Hagmann 0.25 / USAir 0.8): SM 2.94/1.38/1.74,
-bSM 3.09/1.32/1.83, sARM 3.19/2.29/2.50, ARM 3.85/2.43/3.11 (the paper: ARM "about
-three times" a sweep). Accept rates rise SM < bSM < sARM < ARM on Hagmann and USAir as
-in the paper, but ours are higher for SM and lower for ARM; on NIPS bSM is highest.
-
-Full runs at the defaults, extrapolated from the trials' CPU time (x 10 for T x 5 and
-restarts x 2, plus <= 10 % for the cost of an iteration growing with K: ARM on Hagmann
-0.4, S = 2, went from 15.1 to 16.9 ms per iteration from iterations 0-200 to 800-1000):
-Table 3 about 5,000 s of CPU, 45 min on two free cores, 85-90 min with the cores shared
-as in the trials; Tables 4-5 about 2,400 s, 20 min (40 min shared); Figure 6a
-(Hagmann 0.25, S = 2, 4, 8, 16) about 700 s, 6 min (12 min shared): Table 3 fits in
-an hour only on an otherwise idle machine. ``--table 4 --iterations 20
---restarts 2 --chains 2 --networks NIPS --processes 1`` also runs on PyMC 6.4 / ArviZ
-1.3 (Python 3.12).
+``--table 4 --iterations 20 --restarts 2 --chains 2 --networks NIPS --processes 1``
+also runs on PyMC 6.4 / ArviZ 1.3 (Python 3.12).
 """
 
 import argparse
