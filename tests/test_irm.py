@@ -67,6 +67,18 @@ def sub_logp(f, adjacency, slot_of, nodes):
     return f(pmp.canonicalize(slot_of[nodes]), adjacency[np.ix_(nodes, nodes)])
 
 
+def random_problem(n, density, sparse, rng):
+    """A random network, (a, b), the model's log density, an empty kernel state and
+    random labels of up to 4 blocks, drawn from ``rng`` in that order."""
+    adjacency = random_graph(n, density, rng)
+    a, b = rng.uniform(0.3, 3.0, 2)
+    params = irm.make_params(a, b)
+    data = irm.make_data(sp.csr_matrix(adjacency) if sparse else adjacency)
+    labels = pmp.canonicalize(rng.integers(0, 4, n))
+    return (adjacency, irm_logp_fn(a, b), params, data, irm.alloc_stats(n, params),
+            new_state(n), labels)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_log_pred_equals_model_difference_on_partial_states(seed):
     """log_pred(i, k) = log p(A_S+i | z with i in k) - log p(A_S | z_S) for every
@@ -76,14 +88,8 @@ def test_log_pred_equals_model_difference_on_partial_states(seed):
     density of the assigned subnetwork at every stage."""
     rng = np.random.default_rng(100 + seed)
     n = 12
-    adjacency = random_graph(n, [0.15, 0.4, 0.7, 0.95][seed], rng)
-    a, b = rng.uniform(0.3, 3.0, 2)
-    f = irm_logp_fn(a, b)
-    params = irm.make_params(a, b)
-    data = irm.make_data(sp.csr_matrix(adjacency) if seed % 2 else adjacency)
-    stats = irm.alloc_stats(n, params)
-    state = new_state(n)
-    labels = pmp.canonicalize(rng.integers(0, 4, n))
+    adjacency, f, params, data, stats, state, labels = random_problem(
+        n, [0.15, 0.4, 0.7, 0.95][seed], sparse=seed % 2 == 1, rng=rng)
     unassigned = list(rng.choice(n, size=int(rng.integers(2, 6)), replace=False))
     load_all_but(state, params, stats, data, labels, skip=unassigned)
     checked = 0
@@ -126,14 +132,8 @@ def test_log_pred_block_equals_model_difference_and_chain_rule(seed):
     log_pred as before)."""
     rng = np.random.default_rng(200 + seed)
     n = 12
-    adjacency = random_graph(n, [0.2, 0.5, 0.8, 0.95][seed], rng)
-    a, b = rng.uniform(0.3, 3.0, 2)
-    f = irm_logp_fn(a, b)
-    params = irm.make_params(a, b)
-    data = irm.make_data(sp.csr_matrix(adjacency) if seed % 2 else adjacency)
-    stats = irm.alloc_stats(n, params)
-    state = new_state(n)
-    labels = pmp.canonicalize(rng.integers(0, 4, n))
+    adjacency, f, params, data, stats, state, labels = random_problem(
+        n, [0.2, 0.5, 0.8, 0.95][seed], sparse=seed % 2 == 1, rng=rng)
     unassigned = rng.choice(n, size=6, replace=False)
     load_all_but(state, params, stats, data, labels, skip=list(unassigned))
     assigned = np.flatnonzero(state.labels >= 0)
