@@ -44,7 +44,7 @@ from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
 from pymc_partitions.kernels.components import add, log_pred_block, remove
 from pymc_partitions.kernels.errors import NO_CANDIDATE_MESSAGE
-from pymc_partitions.kernels.priors import log_prior_block
+from pymc_partitions.kernels.priors import log_prior_block, log_prior_pred
 from pymc_partitions.kernels.state import (
     NO_CHOICE,
     close_slot,
@@ -59,10 +59,17 @@ def log_join(state, prior_params, params, stats, data, items, k, n_blocks):
     """log q(C joins slot k) up to a term common to all slots C may join; leaves the
     state as it was. The prior part is the prior's ``log_prior_block`` (one call: a
     chain of ``log_prior_pred`` ratios is 0/0 for priors such as a fixed number of
-    blocks); the likelihood part is the component's ``log_pred_block`` (the chain rule
-    over C's items unless the component has a closed form)."""
-    return (log_prior_block(prior_params, state.sizes[k], items.shape[0], n_blocks)
-            + log_pred_block(params, stats, data, items, k))
+    blocks), for one item its ``log_prior_pred`` (the Gibbs weight: the same weights up
+    to a common term, tabulated; both are checked against the model in
+    ``tests/test_priors.py``); the likelihood part is the component's
+    ``log_pred_block`` (the chain rule over C's items unless the component has a
+    closed form)."""
+    size = state.sizes[k]
+    if items.shape[0] == 1:  # the Gibbs weight: a table lookup, not log-gamma ratios
+        prior = log_prior_pred(prior_params, size, n_blocks)
+    else:
+        prior = log_prior_block(prior_params, size, items.shape[0], n_blocks)
+    return prior + log_pred_block(params, stats, data, items, k)
 
 
 @primitive
