@@ -45,6 +45,11 @@ def canonical(blocks, n):
     return tuple(pmp.canonicalize(labels))
 
 
+def blocks_of(labels):
+    labels = np.asarray(labels)
+    return [set(np.flatnonzero(labels == k)) for k in np.unique(labels)]
+
+
 def reference_paths(x, z, i, j, za, zb, order, variant):
     """Every path of Algorithm 3 (``"arm"``), Algorithm 2 (``"srm"``) or sARM
     (``"sarm"``: Algorithm 2 from c_i, c_j) from z: ``{canonical z*: [log probability
@@ -242,7 +247,7 @@ def check_case(kernel, variant, z, i, j, za, zb, order, n_keys=20, n_reverse=Non
     (z, i, j, z^a, z^b, order) for ARM, sRM or sARM. The reverse is checked from
     every reachable z*, or (``n_reverse``: the enumeration from each z* dominates at
     n = 7) from the z* the updates propose and ``n_reverse`` others drawn at random.
-    Returns the block moves seen."""
+    Returns the block moves seen and the rejections whose reverse stopped early."""
     code = VARIANTS[variant]
     paths = reference_paths(kernel.x, z, i, j, za, zb, order, variant)
     # Every reachable z* by exactly one path; the probabilities sum to 1.
@@ -281,7 +286,7 @@ def check_case(kernel, variant, z, i, j, za, zb, order, n_keys=20, n_reverse=Non
         reachable = [reachable[a] for a in sorted(picks)]
     for w in reachable:
         check_reverse(w)
-    block_moves = 0
+    block_moves = stopped = 0
     for key in range(n_keys // 2):
         outcome, log_fwd, log_rev, moves, after = kernel.update(z, i, j, za, zb, order, code,
                                                                key)
@@ -289,17 +294,25 @@ def check_case(kernel, variant, z, i, j, za, zb, order, n_keys=20, n_reverse=Non
         _, _, proposed = kernel.proposal(z, i, j, za, zb, order, code, key=key)
         check_reverse(proposed)
         assert log_fwd == pytest.approx(forward[proposed], rel=1e-10, abs=1e-10)
-        assert log_rev == pytest.approx(backward[proposed], rel=1e-10, abs=1e-10)
         accepted = outcome in (arm.SPLIT_ACCEPTED, arm.MERGE_ACCEPTED)
         assert after == (proposed if accepted else tuple(z))
-    return block_moves
+        # The decision is the full ratio's, whether or not the reverse stopped early.
+        full_ratio = (log_q(blocks_of(proposed), kernel.x) - log_q(blocks_of(z), kernel.x)
+                      + backward[proposed] - forward[proposed])
+        assert accepted == (np.log(counter_uniform(key, kernel.n)) < full_ratio)
+        if accepted:
+            assert log_rev == pytest.approx(backward[proposed], rel=1e-10, abs=1e-10)
+        else:  # a stopped reverse's partial log T bounds the full one from above
+            assert log_rev >= backward[proposed] - 1e-10
+            stopped += log_rev > backward[proposed] + 1e-9
+    return block_moves, stopped
 
 
 @pytest.mark.parametrize("variant", ["arm", "srm", "sarm"])
 def test_unique_paths_and_exact_transition_probabilities(variant):
     kernel = Kernel(seed=3)
     rng = np.random.default_rng(11 + (variant == "srm"))
-    seen = {"split": 0, "merge": 0, "block moves": 0}
+    seen = {"split": 0, "merge": 0, "block moves": 0, "stopped early": 0}
     for case in range(8):
         if case == 0:  # a split and a merge at least
             z, i, j, za, zb, order = random_case(rng, [0, 0, 1, 1, 0, 2], 0, 4)
@@ -315,8 +328,10 @@ def test_unique_paths_and_exact_transition_probabilities(variant):
         else:
             z, i, j, za, zb, order = random_case(rng)
         seen["split" if z[i] == z[j] else "merge"] += 1
-        seen["block moves"] += check_case(kernel, variant, z, i, j, za, zb, order)
-    assert seen["split"] >= 2 and seen["merge"] >= 2
+        block_moves, stopped = check_case(kernel, variant, z, i, j, za, zb, order)
+        seen["block moves"] += block_moves
+        seen["stopped early"] += stopped
+    assert seen["split"] >= 2 and seen["merge"] >= 2 and seen["stopped early"] > 0
     # Only ARM moves blocks of c as wholes.
     assert (seen["block moves"] > 0) == (variant == "arm")
 
@@ -329,7 +344,7 @@ def test_unique_paths_and_exact_transition_probabilities_at_n_7(variant):
     order = np.random.default_rng(5).permutation(7).astype(np.int64)
     z, za, zb = (pmp.canonicalize(np.array(v)) for v in (
         [0, 0, 1, 1, 1, 2, 1], [0, 0, 0, 0, 1, 1, 1], [0, 1, 2, 2, 1, 0, 1]))
-    moves = check_case(kernel, variant, z, 0, 2, za, zb, order, n_keys=10, n_reverse=20)
+    moves, _ = check_case(kernel, variant, z, 0, 2, za, zb, order, n_keys=10, n_reverse=20)
     assert (moves > 0) == (variant == "arm")
 
 

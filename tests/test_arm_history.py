@@ -19,6 +19,7 @@ def test_window_constraints(canonical):
     history = History(n, chain=1)
     stream = new_stream(2)
     populations = []
+    currents_seen = 0  # draws in which the current state was distinct from the window's
     for t in range(T):
         # Distinct partitions per (iteration, chain): item labels in {0, 1, 2}.
         pop = np.array([pmp.canonicalize(rng.integers(0, 3, n))
@@ -36,12 +37,17 @@ def test_window_constraints(canonical):
             za, zb = got
             window = populations[t // 2:]
             own = [p[1] for p in window[:-1]]
-            anyone = [q for p in window for q in p]
+            anyone = [q for p in window for c, q in enumerate(p) if p is not pop or c != 1]
             assert any(np.array_equal(za, q) for q in own)
-            if not any(np.array_equal(pop[1], q) for q in own):
-                assert not np.array_equal(za, pop[1])  # never the current state
             assert any(np.array_equal(zb, q) for q in anyone)
+            # Never the current state (unless an earlier state equals it).
+            if not any(np.array_equal(pop[1], q) for q in own):
+                assert not np.array_equal(za, pop[1])
+            if not any(np.array_equal(pop[1], q) for q in anyone):
+                assert not np.array_equal(zb, pop[1])
+                currents_seen += 1
             assert not np.array_equal(za, zb)
+    assert currents_seen > 100
 
 
 def test_equal_partitions_give_no_move_and_cap_bounds_memory():

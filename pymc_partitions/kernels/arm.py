@@ -104,7 +104,8 @@ the item moved (A(1) for a block), and the acceptance ``counter_uniform(key, n)`
 
 Cost of one update: O(n) bookkeeping, O(|S| |c_S|) to form c on S, and for each
 move O(|C| |I|) component ``add``/``remove``/``log_pred`` calls (``sweep_block``),
-twice (forward and reverse), plus two log joints (O(K) ``log_marginal`` calls).
+twice (forward and reverse; a reverse that can no longer be accepted is stopped
+early, :func:`arm_update`), plus two log joints (O(K) ``log_marginal`` calls).
 """
 
 from typing import NamedTuple
@@ -126,7 +127,11 @@ SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
 FAILED = 4  # a NaN probability or log joint: the state is restored
 INVALID = 5  # z^a and z^b agree on (i, j), or i == j: nothing done
 # Status of one construction.
-BUILT, ABANDONED, UNREACHABLE, NAN = 0, 1, 2, 3
+BUILT, ABANDONED, UNREACHABLE, NAN, BELOW = 0, 1, 2, 3, 4
+#: Margin (relative to the log joints' size) by which a partial reverse log T must
+#: fall below the acceptance floor before the reverse is stopped: far above the
+#: rounding of the sums, so a stopped reverse is one the full ratio rejects too.
+EARLY_REJECTION_MARGIN = 1e-9
 
 INVALID_MESSAGE = (
     "pymc_partitions kernel: an ARM update needs i != j and partitions z^a, z^b that "
@@ -326,15 +331,19 @@ def order_blocks(scr, m, bi, bj):
 
 @routine
 def construct(state, prior_params, params, stats, data, i, j, za, zb, order, variant, key,
-              forced, target, scr, log_w):
+              forced, target, floor, scr, log_w):
     """Algorithm 3 (``variant`` ``ARM``), Algorithm 2 (``SRM``) or sARM (``SARM``:
     Algorithm 2 started from c_i, c_j, §3.6.2) from the current state, which becomes z*.
 
     forced : False to sample z* (uniforms ``counter_uniform(key, x)``); True to force
         every move toward the partition of the labels ``target`` (eq. 6).
+    floor : float; forced only: stop (status ``BELOW``) as soon as the partial log T
+        falls below it (every move adds a log-probability <= 0, so the final log T
+        would too); -inf never stops.
     Returns ``(status, log T, number of blocks of g' with two or more items)``:
     status ``BUILT``; ``ABANDONED`` (no admissible candidate while sampling);
-    ``UNREACHABLE`` (forced: the target cannot be reached, log T = -inf); ``NAN``.
+    ``UNREACHABLE`` (forced: the target cannot be reached, log T = -inf); ``NAN``;
+    ``BELOW`` (log T so far, an upper bound of the full one, is below ``floor``).
     The state is a valid partition only when ``BUILT`` (else :func:`restore` it).
     """
     labels, sizes = state.labels, state.sizes
@@ -403,6 +412,8 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
             n_block_moves += 1
         if forced and (log_p == -np.inf or not anchor(target, target_slot, x, k)):
             return UNREACHABLE, -np.inf, n_block_moves
+        if log_t < floor:
+            return BELOW, log_t, n_block_moves
     # Lines 9-20 (Algorithm 2, lines 5-16): every other item in order.
     for p in range(n):
         h = order[p]
@@ -450,6 +461,8 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
             remaining[k_before] -= 1
         if forced and (log_p == -np.inf or not anchor(target, target_slot, h, k)):
             return UNREACHABLE, -np.inf, n_block_moves
+        if log_t < floor:
+            return BELOW, log_t, n_block_moves
     if forced:
         # The partition reached is the target's: every target block maps to one slot
         # (checked as items became anchors), consistently, and onto distinct slots.
@@ -481,8 +494,16 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     Returns ``(outcome, log T(z*|z), log T(z|z*), log MH ratio, block moves)``:
     outcome ``SPLIT_REJECTED``, ``SPLIT_ACCEPTED``, ``MERGE_REJECTED``,
     ``MERGE_ACCEPTED``, ``FAILED`` (a NaN; state restored) or ``INVALID`` (z^a, z^b
-    agree on (i, j), i == j, or ``variant`` is ``BSM``; state unchanged); block moves: the blocks of g' with
-    two or more items placed in the forward construction.
+    agree on (i, j), i == j, or ``variant`` is ``BSM``; state unchanged); block moves:
+    the blocks of g' with two or more items placed in the forward construction.
+
+    **Early rejection.** The uniform u of the acceptance does not depend on the
+    construction, and every move of the reverse multiplies T(z|z*) by a probability
+    <= 1, so once log T(z|z*) so far is below log u - log q(z*) + log q(z) +
+    log T(z*|z) (less :data:`EARLY_REJECTION_MARGIN`, which covers rounding) the
+    update is rejected without finishing the reverse: the same outcome as the full
+    computation, for a fraction of its cost (most updates are rejected). The log
+    T(z|z*) and ratio returned are then those of the partial reverse, upper bounds.
     """
     labels = state.labels
     n = labels.shape[0]
@@ -498,7 +519,8 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     sampled, forced = i < 0, i >= 0
     log_before = log_joint(state, prior_params, params, stats)
     status, log_fwd, n_moves = construct(state, prior_params, params, stats, data, i, j, za,
-                                         zb, order, variant, key, sampled, zsave, scr, log_w)
+                                         zb, order, variant, key, sampled, zsave, -np.inf,
+                                         scr, log_w)
     if status != BUILT:
         restore(state, params, stats, data, zsave, scr.slot_map)
         if status == NAN:
@@ -507,9 +529,15 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     log_after = log_joint(state, prior_params, params, stats)
     for h in range(n):
         zstar[h] = labels[h]
-    # The reverse: the construction from z*, forced toward z.
+    # The reverse: the construction from z*, forced toward z, stopped early once its
+    # log T falls below the floor of acceptance (log u < log ratio), less a margin.
+    log_u = np.log(counter_uniform(key, n))
+    floor = log_u - (log_after - log_before) + log_fwd
+    floor -= EARLY_REJECTION_MARGIN * (1.0 + abs(log_after) + abs(log_before) + abs(log_fwd))
+    if np.isnan(floor):
+        floor = -np.inf
     status, log_rev, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
-                                   order, variant, key, forced, zsave, scr, log_w)
+                                   order, variant, key, forced, zsave, floor, scr, log_w)
     if status == NAN:
         restore(state, params, stats, data, zsave, scr.slot_map)
         return FAILED, log_fwd, log_rev, np.nan, n_moves
@@ -517,7 +545,10 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
         log_ratio = -np.inf
     else:
         log_ratio = log_after - log_before + log_rev - log_fwd
-    if np.log(counter_uniform(key, n)) < log_ratio:
+    if status == BELOW:
+        restore(state, params, stats, data, zsave, scr.slot_map)
+        return rejected, log_fwd, log_rev, log_ratio, n_moves
+    if log_u < log_ratio:
         restore(state, params, stats, data, zstar, scr.slot_map)
         return (SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_fwd, log_rev, log_ratio, n_moves
     restore(state, params, stats, data, zsave, scr.slot_map)
@@ -555,7 +586,7 @@ def proposal_entry(state, prior_params, params, stats, data, i, j, za, zb, order
     for h in range(labels.shape[0]):
         scr.zsave[h] = labels[h]
     status, log_t, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
-                                 order, variant, key, forced, target, scr, log_w)
+                                 order, variant, key, forced, target, -np.inf, scr, log_w)
     if status != BUILT:
         restore(state, params, stats, data, scr.zsave, scr.slot_map)
     return status, log_t

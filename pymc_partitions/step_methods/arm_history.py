@@ -114,7 +114,7 @@ class History:
 
     def draw(self, stream):
         """``(za, zb)``, two different partitions ((n,) int64 canonical labels), one of
-        them this chain's, or None when no two different partitions could be drawn.
+        them this chain's, neither its current state, or None when no two different partitions could be drawn.
         Randomness from the chain's kernel ``stream``. The pair (i, j) on which they
         disagree is the kernel's draw (:func:`~pymc_partitions.kernels.arm.draw_pair`)."""
         records = self._records
@@ -122,10 +122,13 @@ class History:
         if n_own < 1:
             return None
         n_chains = records[0].shape[0]
-        n_all = len(records) * n_chains
+        # Every chain's window less this chain's current state (choice 1).
+        current = (len(records) - 1) * n_chains + self.chain
+        n_all = len(records) * n_chains - 1
         for _ in range(MAX_TRIES):
             own = records[bounded(stream, n_own)][self.chain]
             k = bounded(stream, n_all)
+            k += k >= current
             other = records[k // n_chains][k % n_chains]
             if not np.array_equal(own, other):
                 break
