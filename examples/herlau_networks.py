@@ -88,82 +88,107 @@ Choices the paper leaves open (or that PyMC forces), ours:
   mode: NIPS 1 at S = 8 gives the same ARM R-hat in Tables 3 and 4), but B and the
   other methods' lengths follow measured times, so their draws vary from run to run.
 
-Measured (PyMC 5.28, ArviZ 0.23, Python 3.11; the 2-core machine shared with a CI run,
-then with a Table 2 run):
+Measured (PyMC 5.28, ArviZ 0.23, Python 3.11, at commit ad9c537: early rejection of
+ARM's reverse, so an ARM iteration costs 1.7-2.5 sweeps; the 2-core machine shared,
+the runs niced behind a CI run for their first hour):
 
-Table 3 at the defaults (``--table 3``: T = 1000, 4 restarts, S = 8; wall time 4261 s,
-of which the two workers used about 27 CPU-minutes each, so about 30 min on two free
-cores). R-hat mean(sd) ours, the paper's T = 1000 row under it; B the budget in
-standardized iterations; c the realised cost of an iteration in sweeps (SM/ARM); K the
-median at the end (Gibbs/SM/ARM)::
+Table 3 at the defaults (``--table 3``: T = 1000, 4 restarts, S = 8; wall time 4157 s
+niced behind CI; the two workers used about 25 CPU-minutes each, so about 30 min on
+two free cores). R-hat mean(sd) ours, the paper's T = 1000 row under it; B the budget
+in standardized iterations; c the realised cost of an iteration in sweeps (SM/ARM); K
+the median at the end (Gibbs/SM/ARM)::
 
     row           n  Gibbs        SM          ARM           B  c SM/ARM   K
-    NIPS 1      234  3.54(410)    1.78(70)    9.60(35)   3241  2.96/3.24  6/8/7
+    NIPS 1      234  3.72(424)    1.73(67)    2.10(15)   2424  2.93/2.42  6/8/7
       paper          25.40(1090)  3.24(272)   1.01()
-    NIPS 0.9    211  1.86(54)     2.49(193)   1.19(10)   3361  2.77/3.36  6/8/6
+    NIPS 0.9    211  1.92(59)     2.02(116)   1.17(6)    2445  2.75/2.45  6/8/6
       paper          22.17(764)   2.74(44)    1.00()
-    NIPS 0.8    187  3.20(455)    1.90(161)   4.27(58)   3280  2.66/3.28  6/8/6
+    NIPS 0.8    187  1.94(147)    1.72(67)    2.21(15)   2399  2.63/2.40  6/8/7
       paper          13.26(452)   2.89(160)   1.01(1)
-    Hagmann 0.4 399  13.92(978)   5.13(340)   3.44(270)  2129  1.24/2.13  20/24/28
+    Hagmann 0.4 399  15.37(1118)  4.87(347)   2.65(79)   1647  1.24/1.65  20/24/28
       paper          15.96(1397)  4.39(237)   1.77(4)
-    Hagmann 0.3 299  39.47(4604)  3.80(145)   4.22(172)  2177  1.29/2.18  20/23/25
+    Hagmann 0.3 299  33.07(3968)  3.47(109)   2.43(41)   1688  1.30/1.69  20/23/25
       paper          10.62(680)   1.81(46)    1.13(16)
-    Hagmann 0.2 200  15.17(1621)  1.54(47)    2.31(49)   2298  1.37/2.30  18/18/19
+    Hagmann 0.2 200  14.77(1687)  1.67(65)    2.23(92)   1784  1.37/1.78  18/18/19
       paper          4.54(229)    1.19(23)    1.02(1)
-    USAir 0.9   299  3.45(193)    1.72(58)    1.76(27)   2647  1.78/2.65  14/15/15
+    USAir 0.9   299  3.89(172)    1.72(56)    1.72(25)   1936  1.79/1.94  14/15/15
       paper          2.72(100)    1.82(113)   1.01()
-    USAir 0.8   266  3.39(258)    1.80(27)    4.26(28)   2641  1.71/2.64  14/15/15
+    USAir 0.8   266  2.84(177)    2.44(113)   4.21(35)   1954  1.73/1.95  14/15/15
       paper          2.45(113)    2.19(90)    1.00()
-    USAir 0.7   232  2.97(146)    2.03(58)    4.15(5)    2541  1.62/2.54  16/16/16
+    USAir 0.7   232  3.16(194)    2.32(76)    2.78(29)   1909  1.64/1.91  15/16/15
       paper          1.04(3)      1.12(8)     1.03(2)
 
-**Ours differ from the paper's**: ARM has the lowest R-hat on 2 rows of 9 (NIPS 0.9,
-Hagmann 0.4), SM on 7; the paper has ARM lowest everywhere, at 1.00-1.77. ARM's sd
-over the chain indices is small (NIPS 1: 9.60 +- 0.35): the 8 chains of one restart
-agree with each other and disagree with the other restarts. A probe (NIPS 1, two
-restarts of 8 chains, 1000 ARM iterations, second half) shows why: within a restart
-the chains hold 8 different partitions whose log joints agree within a few nats
-(sd 4-12 within a chain), but the two restarts sit 115 nats apart, each population in
-its own basin; ARM's accept rate there is 0.5-0.9 % (the paper's Table 5: 19.4 %),
-so the populations rarely leave. Our Gibbs, on the other hand, is far closer to
-mixing on NIPS than the paper's (3.5 against 25.4). The data may differ (our
-NIPS234 has 598 edges; the paper's Hagmann has 988 vertices, ours 998), as may the
-start of the 50 Gibbs sweeps (the paper does not say); why our ARM accepts so much
-less often than the paper's is open.
+**Ours differ from the paper's**: ARM has the lowest R-hat on 3 rows of 9 (NIPS 0.9,
+Hagmann 0.4 and 0.3) and ties SM on USAir 0.9; SM is lowest on the other 5. The
+paper has ARM lowest everywhere, at 1.00-1.77. Gibbs is never lowest, and on Hagmann
+it is far from mixing (R-hat 15-33), as in the paper; on NIPS our Gibbs is far closer
+to mixing than the paper's (R-hat 2-4 against 13-25). ARM's sd over the chain
+indices is small (NIPS 1: 2.10 +- 0.15): the 8 chains of one restart, which share
+one history, agree with each other and disagree with the other restarts. A probe at
+stop 28 (NIPS 1, two restarts of 8 chains, 1000 ARM iterations) showed it: within a
+restart the chains hold 8 different partitions whose log joints agree within a few
+nats, while the two restarts sat 115 nats apart, each population in its own basin,
+and ARM accepted 0.5-0.9 % of its updates there (Table 5: 19.4 %). Whether a row
+shows the effect changes from run to run: at stop 28 (ARM 3.2-3.4 sweeps per
+iteration, a history that could hand a chain its own current state) NIPS 1 had ARM
+at 9.60(35), NIPS 0.9 at 1.19(10), Hagmann 0.4 at 3.44(270), and ARM was lowest on 2
+rows of 9.
 
-Tables 4-5 at the defaults (``--table 4``; wall time 852 s on two cores, a probe sharing
-them at first). R-hat mean(sd), the paper's row under it; then the accept rate x 100::
+**Why our ARM does not do better**: its bold moves are rarely accepted.
+``examples/herlau_acceptance.py`` (see its docstring) shows that a merge whose block
+moves (Algorithm 3, lines 5-8) carry the rest of z_i and z_j out of i's and j's
+blocks, a fifth of all proposals on NIPS and on Hagmann, is never accepted. Its
+reverse, built from z*, can bring those items back only one at a time (line 16), at
+a probability exponentially small in their number: a median log T(z|z*) - log T(z*|z)
+of -43 to -58 nats. So our ARM accepts about as often as sARM, without block moves,
+where the paper's accepts 10-14 times as often (Table 5 below). The paper's rates
+would need those reverses to cost nothing, which Algorithm 3 as written does not
+give. We think the authors' implementation differs there; without their code we
+cannot check. The data may differ too: our NIPS234 has 598 edges, and the paper's
+Hagmann has 988 vertices against our 998.
+
+Tables 4-5 at the defaults (``--table 4``; wall time 5442 s, niced behind a CI run
+for its first 60 min, about 14 CPU-minutes per worker). R-hat mean(sd), the paper's
+row under it; then the accept rate x 100::
 
     row           Gibbs        SM         bSM        sARM       ARM        B
-    NIPS 1        3.53(408)    1.71(48)   8.58(45)   9.02(47)   9.60(35)   3297
+    NIPS 1        3.73(425)    1.68(53)   7.93(42)   8.72(173)  2.10(15)   2452
       paper       24.88(823)   2.43(97)   1.12(15)   2.41(277)  1.09(3)
-    Hagmann 0.25  28.86(4285)  3.24(138)  3.20(131)  9.56(85)   9.68(81)   2232
+    Hagmann 0.25  23.01(3914)  3.20(147)  2.71(163)  8.39(185)  9.89(73)   1741
       paper       2.86(88)     1.99(84)   1.65(40)   1.28(33)   1.08(9)
-    USAir 0.8     3.39(258)    1.80(27)   1.69(41)   4.45(23)   4.26(28)   2634
+    USAir 0.8     2.84(178)    2.43(112)  1.56(27)   4.01(50)   4.21(35)   1955
       paper       2.32(144)    1.94(105)  1.54(74)   1.60(102)  1.01(1)
     accept x 100               SM         bSM        sARM       ARM
-    NIPS 1                     0.56(4)    3.59(141)  3.72(319)  4.64(439)
+    NIPS 1                     0.72(6)    5.75(531)  4.24(314)  5.14(381)
       paper                    0.48(3)    1.01(8)    1.37(14)   19.41(128)
-    Hagmann 0.25               0.31(9)    2.01(180)  1.55(17)   1.80(45)
+    Hagmann 0.25               0.33(8)    0.54(4)    1.65(36)   1.96(28)
       paper                    0.14(1)    0.37(6)    1.08(27)   13.56(242)
-    USAir 0.8                  0.16(2)    0.34(6)    0.85(52)   0.95(73)
+    USAir 0.8                  0.21(2)    0.36(7)    0.80(61)   0.89(65)
       paper                    0.04(2)    0.11(4)    0.35(5)    4.10(19)
 
-(costs in sweeps per iteration, NIPS / Hagmann / USAir: SM 2.98/1.35/1.71, bSM
-2.88/1.30/1.78, sARM 3.16/2.20/2.54, ARM 3.30/2.23/2.63.) Every method that draws
-from the shared history (bSM, sARM, ARM) shows the between-restart effect of Table 3
-(large R-hat, small sd), SM with its independent chains does not. SM's accept rates
-are close to the paper's (NIPS 0.56 against 0.48); bSM's and sARM's are above the
-paper's, ARM's far below: our block moves (lines 5-8, the only difference between
-sARM and ARM) raise the accept rate by a factor of 1.0-1.2 where the paper's raise it
-by 10-14. That is where to look next.
+(B = T c_ARM: an ARM iteration cost 2.45 / 1.74 / 1.96 sweeps, NIPS / Hagmann /
+USAir, since the reverse stops early; 3.30 / 2.23 / 2.63 in the previous run, whose
+R-hats were NIPS 9.60(35), Hagmann 9.68(81), USAir 4.26(28) for ARM.) Every method
+that draws from the shared history (bSM, sARM, ARM) can show the between-restart
+effect of Table 3 (large R-hat, small sd); whether it does on a row changes from run
+to run (NIPS ARM: 9.60, then 2.10). SM's accept rates are close to the paper's (NIPS
+0.72 against 0.48); bSM's and sARM's are above the paper's, ARM's far below: our
+block moves (lines 5-8, the only difference between sARM and ARM) raise the accept
+rate by a factor of 1.1-1.2 where the paper's raise it by 10-14.
+``examples/herlau_acceptance.py`` takes ARM's proposals apart and finds why: a merge
+whose block moves carry the rest of z_i and z_j out of i's and j's blocks (a fifth of
+all proposals on NIPS and on Hagmann) is never accepted, because Algorithm 3's
+reverse, built from z*, can only bring those items back one at a time (line 16), at
+a probability exponentially small in their number; see that script's docstring.
 
 Figure 6a at the defaults (``--table 6a --plot fig6a.png``: Hagmann 0.25, T = 1000,
-4 restarts; wall time 365 s on two cores): ARM's R-hat at S = 2, 4, 8, 16 is
-7.10(29), 1.26(12), 9.68(81), 1.16(12); SM at S = 8: 3.24(137). Not monotone in S as
-the paper's figure: with 4 restarts the statistic is close to 1 when the 4
+4 restarts; wall time 344 s on two cores): ARM's R-hat at S = 2, 4, 8, 16 is
+9.68(185), 2.17(136), 9.89(73), 1.37(19); SM at S = 8: 3.19(146). (At stop 28, before
+early rejection: 7.10(29), 1.26(12), 9.68(81), 1.16(12); SM 3.24(137).) Not monotone
+in S as the paper's figure: with 4 restarts the statistic is close to 1 when the 4
 populations happen to settle in one basin and 7-10 when they do not (Table 3's
-effect), so a single run per S cannot show a trend.
+effect), so a single run per S cannot show a trend; both runs agree only in that
+S = 16 is ARM's best.
 
 ``--table 4 --iterations 20 --restarts 2 --chains 2 --networks NIPS --processes 1``
 also runs on PyMC 6.4 / ArviZ 1.3 (Python 3.12).
