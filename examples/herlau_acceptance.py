@@ -75,6 +75,9 @@ for ARM and sARM; the machine shared with a CI run)::
         merge      1-9   0.218      1.78           -8.45          -11.24
         merge     >=10   0.203      0.00           -4.31          -42.61
 
+``--iterations 20 --states 2 --proposals 10 --scale 0.5`` gives the same numbers on
+PyMC 5 / Python 3.11 and PyMC 6 / Python 3.12.
+
 A check of the kernel on these networks (200 ARM iterations on NIPS, 1000 proposals):
 the update's decisions (``arm.arm_entry``, with early rejection) equal those of the
 full ratio computed here, 1000 of 1000.
