@@ -74,42 +74,44 @@ Data sets run in parallel on ``--processes`` worker processes
 ``cores=1``; every worker first samples a tiny model with each step (untimed), so
 numba's compilation or cache load is not inside any timed run.
 
-Measured: the paper's protocol size (``python examples/herlau_table2.py --processes 1
---plot fig6b.png``: 20 data sets x 3 examples, S = 8, T = 2000; Python 3.11, PyMC 5.28,
-ArviZ 0.23; wall time 1269 s on one worker process, with a Table 3 run of
-``herlau_networks.py`` sharing the 2 cores)::
+Measured: the paper's protocol size (``python examples/herlau_table2.py --processes 2``:
+20 data sets x 3 examples, S = 8, T = 2000; Python 3.11, PyMC 5.28, ArviZ 0.23; at
+commit d609e59, ARM's reverse stopped early; wall time 556 s on two worker processes
+of the otherwise idle machine)::
 
                method   IAT trace        paper   IAT indic        paper norm. iter      paper  flat accept  s/set
-    Ex. 1 d=6  Gibbs  247.3(3353)   116.5(939) 214.2(2846)    91.6(889)       2000       2000 0/160           1.3
-               SM       26.4(334)    27.8(122)   20.4(192)    23.2(103)  6005(405)  6741(468) 0/160  0.031    2.5
-               ARM      12.4(134)     14.9(77)    10.0(96)     13.6(71) 13939(350)   6712(47) 0/160  0.083    5.0
-    Ex. 2 d=8  Gibbs  250.3(3747)  165.4(1656) 207.8(3130)  131.3(1359)       2000       2000 0/160           2.2
-               SM       29.6(221)    27.9(149)   28.4(231)    26.4(149)  6353(602)  6855(482) 0/160  0.018    4.5
-               ARM      11.2(110)      8.5(50)    11.8(87)      9.2(49) 13854(1231)   6731(59) 0/160  0.095    9.2
-    Ex. 3 d=10 Gibbs  256.7(4522)   88.9(1374) 287.6(3822)   99.3(1327)       2000       2000 0/160           2.6
-               SM       23.0(201)    19.3(171)   53.1(688)    30.4(254)  6833(845)  7503(185) 0/160  0.016    5.8
-               ARM      19.9(593)    10.8(125)   34.6(570)    14.7(140) 13935(1712)   6705(44) 0/160  0.087   11.3
+    Ex. 1 d=6  Gibbs  247.3(3353)   116.5(939) 214.2(2846)    91.6(889)       2000       2000 0/160           1.6
+               SM       26.4(334)    27.8(122)   20.4(192)    23.2(103)  5991(389)  6741(468) 0/160  0.031    3.0
+               ARM       11.0(44)     14.9(77)     9.0(40)     13.6(71) 11383(531)   6712(47) 0/160  0.083    5.9
+    Ex. 2 d=8  Gibbs  250.3(3747)  165.4(1656) 207.8(3130)  131.3(1359)       2000       2000 0/160           1.6
+               SM       29.6(221)    27.9(149)   28.4(231)    26.4(149)  6424(355)  6855(482) 0/160  0.018    3.2
+               ARM       11.7(95)      8.5(50)    12.2(86)      9.2(49) 10916(436)   6731(59) 0/160  0.093    5.3
+    Ex. 3 d=10 Gibbs  256.7(4522)   88.9(1374) 287.6(3822)   99.3(1327)       2000       2000 0/160           1.7
+               SM       23.0(201)    19.3(171)   53.1(688)    30.4(254)  6703(283)  7503(185) 0/160  0.016    3.7
+               ARM        7.6(75)    10.8(125)   27.2(400)    14.7(140) 10785(523)   6705(44) 0/160  0.090    5.9
 
-(Gibbs sweep 33 / 59 / 74 us.) What it shows:
+(Gibbs sweep 41-45 us.) The Gibbs and SM rows are identical to those of stop 28's run
+(1269 s on one process, before early rejection); ARM's then were 12.4(134) /
+10.0(96), 11.2(110) / 11.8(87), 19.9(593) / 34.6(570) at 13854-13939 normalized
+iterations. What it shows:
 
 - **The ordering is the paper's**: per iteration ARM < SM < Gibbs in every example
-  and both measures. On Examples 1-2 SM's and ARM's means are within a factor of about
-  1.4 of the paper's; on Example 3 ours are 1.2-2.4 times the paper's (ARM's trace
-  19.9 against 10.8, its indicator 34.6 against 14.7), pulled up by one data set on
-  which ARM's chains have IATs of about 250 (Figure 6b's outlier). Figure 6b
-  (``--plot``): ARM's mean IAT is below Gibbs's on every data set but that one, and
-  below SM's on most.
+  and both measures. SM's and ARM's means are within a factor of about 1.4 of the
+  paper's, except ARM's indicator IAT on Example 3 (27.2 against 14.7), whose sd of
+  40.0 says a few data sets pull it up (at stop 28 one data set with ARM IATs of about
+  250 was Figure 6b's outlier, ``--plot``).
 - **Gibbs's IATs are about twice the paper's**, with sds as large (a chain that jumps
   once between plateaus in 2000 iterations has an IAT in the hundreds; one that never
   jumps has a short one, the effect the paper warns of in §4): an ESS of 6-10 per
   chain, itself a noisy estimate.
-- **Normalized iterations differ**: ARM costs 6.9-7.0 sweeps per iteration here
-  against the paper's 3.4, SM 3.0-3.4 against 3.4-3.8. At n = 100 a sweep takes 33-74
-  us, so an ARM update's fixed costs (its Python history, about 25 us, and a kernel
-  dispatch) weigh as much as its arithmetic; on the networks (sweeps of 0.4-1.5 ms)
-  an ARM iteration costs 2.3-3.3 sweeps (``examples/benchmark_arm.py``). Per unit of
-  computation, ARM's advantage over SM is therefore smaller than per iteration here.
-- Accept rates: SM 1.6-3.1 %, ARM 8.3-9.5 % of the updates.
+- **Normalized iterations differ**: ARM costs 5.4-5.7 sweeps per iteration here
+  (7.0 before early rejection) against the paper's 3.4, SM 3.0-3.4 against 3.4-3.8.
+  At n = 100 a sweep takes 41-45 us, so an ARM update's fixed costs (its Python
+  history, about 25 us, and a kernel dispatch) weigh as much as its arithmetic; on
+  the networks (sweeps of 0.4-2.4 ms) an ARM iteration costs 1.8-2.4 sweeps
+  (``examples/benchmark_arm.py``). Per unit of computation, ARM's advantage over SM
+  is therefore smaller than per iteration here.
+- Accept rates: SM 1.6-3.1 %, ARM 8.3-9.3 % of the updates.
 """
 
 import argparse
