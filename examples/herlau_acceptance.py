@@ -87,9 +87,8 @@ import argparse
 import time
 
 import numpy as np
-import pymc as pm
+from herlau_networks import LOADERS, START_SWEEPS, prepare, sample
 
-import pymc_partitions as pmp
 from pymc_partitions.kernels import arm, assign_labels, new_state
 from pymc_partitions.kernels.bookkeeping import log_joint_entry
 from pymc_partitions.kernels.components import irm
@@ -97,25 +96,17 @@ from pymc_partitions.kernels.priors import crp
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.arm_history import History
 
-LOADERS = {"NIPS": pmp.datasets.load_nips234, "Hagmann": pmp.datasets.load_hagmann,
-           "USAir": pmp.datasets.load_usair97}
-CHAINS, START_SWEEPS = 8, 50
+CHAINS = 8
 OUT_BINS = [(0, 0), (1, 9), (10, 10**9)]
 
 
 def population(adjacency, iterations, seed):
-    """(iterations, S, n) canonical labels of an ARM run after 50 Gibbs start sweeps,
-    and the run's own accept rate over its second half."""
-    def sample(steps, draws, seed, initvals=None):
-        with pm.Model():
-            z = pmp.CRP("z", alpha=1.0, n=adjacency.shape[0])
-            pmp.IRM("A", partition=z, a=1.0, b=1.0, observed=adjacency)
-            return pm.sample(draws=draws, tune=0, chains=CHAINS, cores=1, step=steps(z),
-                             initvals=initvals, random_seed=seed, progressbar=False,
-                             compute_convergence_checks=False)
-    start = sample(lambda z: [pmp.Gibbs([z], n_sweeps=1)], START_SWEEPS, seed)
+    """(iterations, S, n) canonical labels of an ARM run after 50 Gibbs start sweeps
+    (``herlau_networks.sample``: the model and steps of the table runs), and the run's
+    own accept rate over its second half."""
+    start = sample(adjacency, "Gibbs", START_SWEEPS, CHAINS, seed)
     initvals = [{"z": start.posterior["z"].values[c, -1]} for c in range(CHAINS)]
-    run = sample(lambda z: [pmp.ARM([z])], iterations, seed + 1, initvals)
+    run = sample(adjacency, "ARM", iterations, CHAINS, seed + 1, initvals)
     labels = run.posterior["z"].values.astype(np.int64)  # (S, T, n)
     stats = run.sample_stats.isel(draw=slice(iterations // 2, None))
     accepted = (stats["split_accepted"] + stats["merge_accepted"]).values.sum()
@@ -174,7 +165,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     t0 = time.perf_counter()
-    adjacency = pmp.datasets.prepare_network(LOADERS[args.network]().data, args.scale).adjacency
+    adjacency = prepare(args.network, args.scale)
     pop, run_rate = population(adjacency, args.iterations, args.seed)
     t_run = time.perf_counter() - t0
     proposer = Proposer(adjacency)

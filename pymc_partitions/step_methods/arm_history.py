@@ -114,7 +114,8 @@ class History:
 
     def draw(self, stream):
         """``(za, zb)``, two different partitions ((n,) int64 canonical labels), one of
-        them this chain's, neither its current state, or None when no two different partitions could be drawn.
+        them this chain's, neither its current state, or None when no two different
+        partitions could be drawn.
         Randomness from the chain's kernel ``stream``. The pair (i, j) on which they
         disagree is the kernel's draw (:func:`~pymc_partitions.kernels.arm.draw_pair`)."""
         records = self._records
