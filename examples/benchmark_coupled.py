@@ -42,7 +42,7 @@ from pymc_partitions.kernels.couplings import COMMON_RNG, HAMMING, OT, draw_pair
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.transport import new_workspace
 from pymc_partitions.step_methods.target import PartitionTarget
-from pymc_partitions.unbiased.coupled_pair import INITIAL_CAPACITY
+from pymc_partitions.step_methods.coupled_pair import INITIAL_CAPACITY
 
 
 def synthetic_d(n, d, seed):

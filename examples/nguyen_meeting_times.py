@@ -32,7 +32,7 @@ from scipy import stats
 import pymc_partitions as pmp
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.target import PartitionTarget
-from pymc_partitions.unbiased.coupled_pair import CoupledPair
+from pymc_partitions.step_methods.coupled_pair import CoupledPair
 
 # The reference implementation (tinnguyen96/partition-coupling, DPMMCoupledGibbs,
 # "OT=1e-5", Hamming, allSame start) on its data/synthetic_N=300.csv with model B,

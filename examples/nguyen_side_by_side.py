@@ -46,7 +46,7 @@ from scipy import stats
 import pymc_partitions as pmp
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.target import PartitionTarget
-from pymc_partitions.unbiased.coupled_pair import CoupledPair
+from pymc_partitions.step_methods.coupled_pair import CoupledPair
 
 SETTINGS = {"synthetic": dict(alpha=0.1, sd0=2.0, sd1=0.5),
             "gene": dict(alpha=1.0, sd0=0.5, sd1=1.3)}

@@ -15,76 +15,15 @@ parameters, leave-one-out log-likelihoods), :mod:`.plots`, :mod:`.datasets`, and
 :mod:`.partitions` (plain-numpy partition utilities), :mod:`.unbiased` (unbiased
 estimates from coupled chains: ``pmp.unbiased_estimate``, ``pmp.coupled_estimates`` on
 any executor, the naive-parallel baseline ``pmp.naive_estimates``, built-in functions h).
+
+Importing the package is light: ``import pymc_partitions.kernels`` (the numba
+kernels, what worker processes need) loads numba and NumPy only. The PyMC-facing API
+(:mod:`._api`) is imported, and PyMC's step registry and other patches installed
+(:mod:`.compat`), on the first use of a public name (``pmp.CRP``), or when a model
+creates a partition variable; PEP 562 module ``__getattr__``.
 """
 
-from pymc_partitions import compat, datasets, plots, unbiased
-from pymc_partitions.analysis import (
-    CredibleBall,
-    PointEstimate,
-    add_partition_statistics,
-    adjusted_rand_index,
-    binder_loss,
-    credible_ball,
-    dahl_estimate,
-    expected_loss,
-    hamming_distance,
-    point_estimate,
-    rand_index,
-    similarity_matrix,
-    variation_of_information,
-)
-from pymc_partitions.analysis.block_parameters import (
-    posterior_predictive_density,
-    sample_block_parameters,
-)
-from pymc_partitions.analysis.loo import compute_log_likelihood
-from pymc_partitions.distributions import (
-    CRP,
-    IRM,
-    MFM,
-    CollapsedBetaBernoulli,
-    CollapsedDirichletMultinomial,
-    CollapsedMvNormal,
-    CollapsedNIW,
-    CollapsedNormal,
-    CollapsedNormalInverseGamma,
-    CollapsedPoissonGamma,
-    ColoringMixingWarning,
-    FixedBlocks,
-    GeneralizedMallows,
-    KMeansEnergy,
-    PitmanYor,
-    ProperColoring,
-    partition_summaries,
-)
-from pymc_partitions.partitions import canonicalize, set_partitions
-from pymc_partitions.step_methods import (
-    ARM,
-    PBC,
-    CoupledGibbs,
-    EscobarWest,
-    Gibbs,
-    HyperSlice,
-    ImpossibleConditionalError,
-    MallowsGibbs,
-    PartitionModelError,
-    SplitMerge,
-    pbc_ladder,
-)
-from pymc_partitions.unbiased import (
-    NaiveEstimate,
-    UnbiasedEstimate,
-    coupled_estimates,
-    naive_estimates,
-    unbiased_estimate,
-)
-
 __version__ = "0.1.0"
-
-# Every change made to PyMC / PyTensor at import is one entry of compat.PATCHES
-# (step registration, label-invariant convergence checks, initvals checks, quiet
-# object-mode notices for our ops): see the compat module docstring.
-compat.install_patches()
 
 __all__ = [
     # partition priors
@@ -148,3 +87,25 @@ __all__ = [
     "set_partitions",
     "unbiased",
 ]
+
+
+def __getattr__(name):
+    # Loads the PyMC-facing parts once and makes every public name a module global,
+    # so this runs only for names not there yet.
+    if name.startswith("_"):  # private names and submodules are never lazy
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    _api = importlib.import_module(f"{__name__}._api")
+
+    namespace = globals()
+    for key in __all__:
+        if key not in namespace and hasattr(_api, key):
+            namespace[key] = getattr(_api, key)
+    if name in namespace:  # a public name, or a subpackage _api imported
+        return namespace[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -18,6 +18,8 @@ import pytest
 import pymc_partitions as pmp
 from pymc_partitions import compat
 
+pmp.Gibbs  # the API, and with it the patches, loads on the first use of a public name
+
 FINGERPRINTED = [p for p in compat.PATCHES if not p.public]
 WRAPPERS = [p for p in compat.PATCHES if p.wrap is not None]
 

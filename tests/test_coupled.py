@@ -16,7 +16,7 @@ from pymc_partitions.kernels.couplings import COMMON_RNG, HAMMING, MAXIMAL, OT, 
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.transport import new_workspace
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
-from pymc_partitions.unbiased.coupled_pair import CoupledPair
+from pymc_partitions.step_methods.coupled_pair import CoupledPair
 
 COUPLINGS = {"ot": (OT, HAMMING), "ot-vi": (OT, VI), "maximal": (MAXIMAL, HAMMING),
              "common_rng": (COMMON_RNG, HAMMING)}

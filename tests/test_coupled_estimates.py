@@ -17,7 +17,7 @@ import pymc_partitions as pmp
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.target import PartitionTarget
 from pymc_partitions.unbiased import CensoredPairsWarning, executors
-from pymc_partitions.unbiased.coupled_pair import CoupledPair
+from pymc_partitions.step_methods.coupled_pair import CoupledPair
 from pymc_partitions.unbiased.runner import child_seed
 
 

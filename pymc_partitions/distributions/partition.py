@@ -151,6 +151,10 @@ class PartitionPrior(pm.Discrete):
     scalar_args: tuple = ()
 
     def __new__(cls, name, *args, summaries=True, **kwargs):
+        # A model with a partition needs our steps registered and PyMC patched, even
+        # when the user imported submodules only (the package imports its API lazily).
+        import pymc_partitions._api  # noqa: F401
+
         owner = f"{cls.__name__} '{name}'"
         _check_one_partition(cls, owner, args, kwargs)
         initval = kwargs.pop("initval", None)

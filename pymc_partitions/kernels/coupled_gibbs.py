@@ -30,7 +30,7 @@ Faithfulness (eq. 6: :math:`\psi^{OT}_\eta(X, X) = \psi^{OT}(X, X)`, the diagona
 once X = Y the two chains make the same move for ever. Within a sweep, the OT
 coupling drops the nugget for an item whenever the two partitions are equal
 (distance 0) before it. The driver
-(:class:`pymc_partitions.unbiased.coupled_pair.CoupledPair`) checks the maintained
+(:class:`pymc_partitions.step_methods.coupled_pair.CoupledPair`) checks the maintained
 distance before each sweep (O(1)) and then runs one single-chain sweep, whose result
 is both chains' next state: the diagonal coupling, whatever the two chains' slot
 numbering or block creation history.

@@ -7,7 +7,7 @@ from pymc_partitions.distributions.validation import integer_arg, number_arg
 from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.split_merge import PROPOSALS
 from pymc_partitions.step_methods.target import PartitionModelError
-from pymc_partitions.unbiased.coupled_pair import COUPLINGS, METRICS, SCANS, CoupledPair
+from pymc_partitions.step_methods.coupled_pair import COUPLINGS, METRICS, SCANS, CoupledPair
 
 STARTS = ("point", "prior")
 

@@ -7,7 +7,7 @@ U^j is biased by the chains' finite length: the bias that coupling removes.
 
 The chains are X chains of the coupled runner: the same model reading
 (:func:`pymc_partitions.unbiased.runner.read_model`), start and single-chain move
-(:class:`~pymc_partitions.unbiased.coupled_pair.CoupledPair`'s), executors and seeds.
+(:class:`~pymc_partitions.step_methods.coupled_pair.CoupledPair`'s), executors and seeds.
 """
 
 import time

@@ -6,7 +6,7 @@ The model is read once in the calling process, by the same reading as
 :class:`pmp.CoupledGibbs` (its :class:`PartitionTarget`, its options and its refusal
 of free hyperparameters); the kernel state of the start is built there too and only
 copied by the workers (:class:`FrozenTarget`), so a worker runs exactly the pair
-that :class:`~pymc_partitions.unbiased.coupled_pair.CoupledPair` runs under
+that :class:`~pymc_partitions.step_methods.coupled_pair.CoupledPair` runs under
 ``pmp.CoupledGibbs``, with no PyMC or PyTensor work. Each pair computes its own
 :math:`H_{\ell:m}` with :func:`~pymc_partitions.unbiased.pair_estimate` and the
 caller aggregates them with :func:`~pymc_partitions.unbiased.aggregate`.
@@ -25,7 +25,7 @@ from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.split_merge import PROPOSALS
 from pymc_partitions.unbiased.aggregate import check_trim_ci
-from pymc_partitions.unbiased.coupled_pair import CoupledPair
+from pymc_partitions.step_methods.coupled_pair import CoupledPair
 from pymc_partitions.unbiased.estimator import PairEstimate, check_window, pair_estimate
 from pymc_partitions.unbiased.executors import (
     Executor,

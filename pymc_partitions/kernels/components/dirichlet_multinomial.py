@@ -40,7 +40,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register
@@ -80,6 +79,7 @@ def make_data(y):
     multinomial coefficient of each item; indptr (N+1,) int64 and indices (nnz,)
     int64: CSR lists of each item's non-zero counts as flat indices p*C + c.
     """
+    from scipy.special import gammaln  # on use: kernels import numba, NumPy only
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_items = y.shape[0]
     totals = np.ascontiguousarray(y.sum(axis=2))

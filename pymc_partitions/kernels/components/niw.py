@@ -54,7 +54,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln, multigammaln
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
@@ -110,6 +109,7 @@ class NIWStats(NamedTuple):
 
 def make_params(mu0, kappa0, nu0, psi0, *, n):
     """Params from mu0 (D,), kappa0 > 0, nu0 > D - 1 and Psi0 (D, D) positive definite."""
+    from scipy.special import gammaln, multigammaln  # on use: kernels import numba, NumPy only
     from pymc_partitions.kernels.components.mv_normal import cholesky_or_raise
 
     mu0 = np.ascontiguousarray(mu0, dtype=np.float64)
@@ -142,6 +142,7 @@ def make_params(mu0, kappa0, nu0, psi0, *, n):
 
 def multigammaln_vec(a, d):
     """log Gamma_D(a) elementwise over the array ``a``."""
+    from scipy.special import gammaln  # on use: kernels import numba, NumPy only
     j = np.arange(d, dtype=np.float64)
     return 0.25 * d * (d - 1) * LOG_PI + gammaln(np.asarray(a)[..., None] - 0.5 * j).sum(axis=-1)
 

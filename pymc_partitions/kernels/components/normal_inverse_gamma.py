@@ -46,7 +46,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
@@ -84,6 +83,7 @@ class NIGStats(NamedTuple):
 
 def make_params(mu0, kappa0, a0, b0, *, n):
     """Params from (D,) arrays mu0, kappa0 (> 0), a0 (> 0), b0 (> 0), for n items."""
+    from scipy.special import gammaln  # on use: kernels import numba, NumPy only
     mu0, kappa0, a0, b0 = (np.ascontiguousarray(v, dtype=np.float64) for v in (mu0, kappa0, a0, b0))
     a_m = a0[None, :] + 0.5 * np.arange(n + 1, dtype=np.float64)[:, None]
     lg = np.ascontiguousarray(gammaln(a_m + 0.5) - gammaln(a_m))

@@ -36,7 +36,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register
@@ -83,6 +82,7 @@ def make_data(x):
     x : (N, D) float64; indptr (N+1,) int64 and indices (nnz,) int64: CSR lists of
     each item's features with a non-zero count; logfact (N,) float64: sum_d log x_id!.
     """
+    from scipy.special import gammaln  # on use: kernels import numba, NumPy only
     x = np.ascontiguousarray(x, dtype=np.float64)
     rows, cols = np.nonzero(x)
     indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)

@@ -26,7 +26,6 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.priors.base import register
@@ -49,6 +48,8 @@ def _log_falling(n, kmax):
     T = min(n, kmax)
     t = np.arange(T + 1)[:, None]
     k = np.arange(1, kmax + 1)[None, :]
+    from scipy.special import gammaln  # on use: kernels import numba, NumPy only
+
     out = np.full((T + 1, kmax), -np.inf)
     ok = k >= t
     vals = gammaln(k + 1.0) - gammaln(np.maximum(k - t, 0) + 1.0)
@@ -63,6 +64,8 @@ def log_vn(gamma, log_pk, n):
     log_pk : (kmax,) float64, log p_K(k) for k = 1..kmax (-inf allowed).
     Cost O(min(n, kmax) kmax).
     """
+    from scipy.special import gammaln, logsumexp  # on use, as above
+
     gamma = float(gamma)
     log_pk = np.asarray(log_pk, dtype=np.float64)
     kmax = log_pk.shape[0]

@@ -1,0 +1,71 @@
+"""The PyMC-facing API of the package, imported on first use of ``pmp.<name>``
+(see the package docstring): the distributions, step methods, analysis and
+unbiased estimators, and the installation of the PyMC patches."""
+
+
+from pymc_partitions import compat, datasets, plots, unbiased
+from pymc_partitions.analysis import (
+    CredibleBall,
+    PointEstimate,
+    add_partition_statistics,
+    adjusted_rand_index,
+    binder_loss,
+    credible_ball,
+    dahl_estimate,
+    expected_loss,
+    hamming_distance,
+    point_estimate,
+    rand_index,
+    similarity_matrix,
+    variation_of_information,
+)
+from pymc_partitions.analysis.block_parameters import (
+    posterior_predictive_density,
+    sample_block_parameters,
+)
+from pymc_partitions.analysis.loo import compute_log_likelihood
+from pymc_partitions.distributions import (
+    CRP,
+    IRM,
+    MFM,
+    CollapsedBetaBernoulli,
+    CollapsedDirichletMultinomial,
+    CollapsedMvNormal,
+    CollapsedNIW,
+    CollapsedNormal,
+    CollapsedNormalInverseGamma,
+    CollapsedPoissonGamma,
+    ColoringMixingWarning,
+    FixedBlocks,
+    GeneralizedMallows,
+    KMeansEnergy,
+    PitmanYor,
+    ProperColoring,
+    partition_summaries,
+)
+from pymc_partitions.partitions import canonicalize, set_partitions
+from pymc_partitions.step_methods import (
+    ARM,
+    PBC,
+    CoupledGibbs,
+    EscobarWest,
+    Gibbs,
+    HyperSlice,
+    ImpossibleConditionalError,
+    MallowsGibbs,
+    PartitionModelError,
+    SplitMerge,
+    pbc_ladder,
+)
+from pymc_partitions.unbiased import (
+    NaiveEstimate,
+    UnbiasedEstimate,
+    coupled_estimates,
+    naive_estimates,
+    unbiased_estimate,
+)
+
+# Every change made to PyMC / PyTensor at import is one entry of compat.PATCHES
+# (step registration, label-invariant convergence checks, initvals checks, quiet
+# object-mode notices for our ops): see the compat module docstring.
+compat.install_patches()
