@@ -37,14 +37,17 @@ numba caches in a user directory this function does not touch.
 """
 
 import hashlib
+import logging
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import numba
 import numpy as np
 from numba import njit
+from numba.core import event
 
 primitive = njit(cache=True, inline="always")
 routine = njit(cache=True, _nrt=False)
@@ -217,3 +220,68 @@ def drop_stale_cache(root=_KERNELS):
 
 
 drop_stale_cache()
+
+
+# ------------------------------------------------------------- saying what compiles
+_log = logging.getLogger("pymc_partitions")
+if not logging.root.handlers and not _log.handlers:
+    # As PyMC does for its own logger: INFO lines reach the terminal unless the user
+    # configured logging (silence with logging.getLogger("pymc_partitions").setLevel).
+    _log.setLevel(logging.INFO)
+    _log.addHandler(logging.StreamHandler())
+
+
+def _record_names(args):
+    """The params records among a kernel's argument types, e.g. ``CRPParams × NormalParams``
+    (numba types of NamedTuples carry their class; tuples of records are nested)."""
+    names = []
+    for arg in args:
+        cls = getattr(arg, "instance_class", None)
+        if cls is not None and cls.__name__.endswith(("Params", "Pair")):
+            names.append(cls.__name__)
+            if cls.__name__ == "Pair":
+                names[-1] = "Pair(" + " + ".join(_record_names(arg.types)) + ")"
+    return names
+
+
+class CompileAnnouncer(event.Listener):
+    """Logs one line when a kernel of this package starts compiling in this process and
+    one when it is done (numba's ``numba:compile`` event fires only on a real compile,
+    never on a load from the disk cache), so a first call never sits silent for a
+    minute. Nested compiles (the routines and primitives a kernel calls) are part of
+    the outermost one and are not announced."""
+
+    def __init__(self):
+        self.depth = 0
+        self.started = 0.0
+
+    def on_start(self, ev):
+        self.depth += 1
+        if self.depth == 1:
+            self.started = time.perf_counter()
+            what = self._describe(ev)
+            if what:
+                _log.info("pymc-partitions: compiling %s (once per machine; numba caches it "
+                          "on disk)...", what)
+
+    def on_end(self, ev):
+        self.depth -= 1
+        if self.depth == 0:
+            what = self._describe(ev)
+            if what:
+                _log.debug("pymc-partitions: compiled %s in %.1f s", what,
+                          time.perf_counter() - self.started)
+
+    @staticmethod
+    def _describe(ev):
+        fn = getattr(ev.data.get("dispatcher"), "py_func", None)
+        module = getattr(fn, "__module__", "") or ""
+        if not module.startswith("pymc_partitions."):
+            return None
+        where = module.rsplit(".", 1)[-1]
+        records = _record_names(ev.data.get("args") or ())
+        return f"the {where} kernel {fn.__name__}" + (
+            f" for {' × '.join(records)}" if records else "")
+
+
+event.register("numba:compile", CompileAnnouncer())
