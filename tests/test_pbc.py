@@ -26,7 +26,7 @@ from pymc_partitions.kernels.components import log_marginal, log_pred
 from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.priors import log_prior_block, log_prior_pred
 from pymc_partitions.kernels.random import new_stream
-from pymc_partitions.kernels.tempering import Tempered, TemperedPrior, temper, untempered
+from pymc_partitions.kernels.tempering import temper, untempered
 from pymc_partitions.step_methods.chain_state import copy_into
 from pymc_partitions.step_methods.pbc import PBC, TemperedPopulation
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
@@ -133,7 +133,7 @@ def test_temper_validates():
 
 def tempered_gibbs_move(inv_t):
     def move(rng, chain):
-        failed = gibbs.run_sweeps(chain.stream, 1, chain.state, TemperedPrior(chain.prior, inv_t),
+        failed = gibbs.run_sweeps(chain.stream, 1, chain.state, chain.prior._replace(inv_t=inv_t),
                                   chain.params, chain.stats, chain.data, chain.log_w, chain.order)
         check_item(failed, "tempered gibbs")
     return move
@@ -148,7 +148,7 @@ def test_tempered_gibbs_exact(name):
     exact = tempered_exact(exact_posterior(model), inv_t)
     assert_exact(model, exact=exact, sampler=lambda: kernel_draws(
         model, tempered_gibbs_move(inv_t), 1500, seed=3, start=start,
-        wrap_params=lambda p: Tempered(p, inv_t)))
+        wrap_params=lambda p: p._replace(inv_t=inv_t)))
 
 
 # ------------------------------------------------- 2-3. mutation and random exchange

@@ -10,8 +10,9 @@
   adaptive reconfiguration moves, their simplified form sRM and the ablation sARM,
   §3.6.2) and :mod:`.arm_bsm` (§3.6.2's bSM: split-merge launched from ARM's
   background information);
-- :mod:`.tempering`: any (component, prior) pair raised to 1/t, a dispatch
-  wrapper (the targets of population samplers on a temperature ladder);
+- :mod:`.tempering`: any (component, prior) pair raised to 1/t, a run-time
+  field ``inv_t`` of the params records (the targets of population samplers on a
+  temperature ladder);
 - Population Based Clustering (Goswami, Liu & Wong 2005): :mod:`.mutation` (§3.1),
   :mod:`.crossover` (SCSC:TWO-NEW, SCSC:ONE-NEW, SCRC; §3.3-3.5) and
   :mod:`.exchange` (§3.6);

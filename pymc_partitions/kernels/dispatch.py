@@ -6,8 +6,13 @@ params' type: in Python from the value, in numba (through ``overload``) from the
 numba type's ``instance_class`` at compile time.
 """
 
+from numba import njit
+
 # Implementations run inside kernels compiled without reference counting (see _jit).
 OVERLOAD_JIT_OPTIONS = {"_nrt": False}
+
+# Registered plain-Python implementations (wrappers such as ``Pair``'s), jitted once.
+_JITTED = {}
 
 
 def params_class(params):
@@ -31,3 +36,17 @@ def overload_impl(registry, params, name):
         fn = getattr(registry[cls], name)
         return getattr(fn, "py_func", fn)
     return None
+
+
+def overload_callable(registry, params, name):
+    """For an overload that wraps the implementation: the registered njit function (a
+    plain Python one jitted to inline), or None."""
+    cls = getattr(params, "instance_class", None)
+    if cls not in registry:
+        return None
+    fn = getattr(registry[cls], name)
+    if not hasattr(fn, "py_func"):
+        if fn not in _JITTED:
+            _JITTED[fn] = njit(inline="always")(fn)
+        fn = _JITTED[fn]
+    return fn

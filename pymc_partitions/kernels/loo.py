@@ -52,6 +52,7 @@ class Nothing(NamedTuple):
     are ``EMPTY``."""
 
     unused: int
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 EMPTY = np.empty(0, dtype=np.int64)

@@ -51,7 +51,7 @@ two conditional weights given the other items (``reassign.log_weight``: the
 prior's ``log_prior_pred`` plus the component's ``log_pred``, both evaluated with
 j taken out and the same number of other blocks): O(D) for diagonal components,
 exact for every Gibbs-type prior (the term common to all blocks cancels), and 1/t
-times the untempered value under a tempered wrapper.
+times the untempered value for a tempered target (``inv_t`` of the records).
 
 Randomness: from a :mod:`~pymc_partitions.kernels.random` stream, in this order:
 j, the split/merge coin (only when both are possible), k_1 (only for a merge),

@@ -194,85 +194,73 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     restored); log_q the log probability of the restricted-Gibbs split
     (the proposal for a split, the forced reverse for a merge); log_ratio the log
     Metropolis-Hastings ratio (-inf when the move is impossible).
+
+    Split and merge share every step but the direction of the final scan (drawn for
+    a split, forced to z for a merge) and the sign of log q, so each inlined piece
+    (launch, restricted update, sequential allocation, log joint) has one call site:
+    numba types and lowers an inlined primitive once per call site.
     """
     labels = state.labels
     n = labels.shape[0]
     ki, kj = labels[i], labels[j]
+    split = ki == kj
     log_before = log_joint(state, prior_params, params, stats)
     u_accept = counter_uniform(key, (n_scans + 2) * n)
-    if ki == kj:
-        # --- Split ---------------------------------------------------------------
-        n_members = collect_members(labels, ki, ki, i, j, members)
-        k2 = open_new_block(state, params, stats)
-        move_item(state, params, stats, data, j, k2)
-        if proposal == SEQUENTIAL:
-            shuffle_members(members, n_members, key, (n_scans + 3) * n)
-            log_q = sequential_allocation(state, prior_params, params, stats, data, members,
-                                          n_members, ki, k2, key, n, origin, False)
-        elif proposal == RANDOM:
-            launch(state, prior_params, params, stats, data, members, n_members, ki, k2,
-                   key, 0, n)
-            log_q = n_members * LOG_HALF
-        else:
-            # Final restricted scan: the proposal and its probability (eqs. 15-16).
-            log_q = launch(state, prior_params, params, stats, data, members, n_members, ki,
-                           k2, key, n_scans, n)
-            for a in range(n_members):
-                h = members[a]
-                _, log_p = restricted_update(
-                    state, prior_params, params, stats, data, h, ki, k2,
-                    counter_uniform(key, (n_scans + 1) * n + h), -1,
-                )
-                log_q += log_p
-        log_after = log_joint(state, prior_params, params, stats)
-        log_ratio = log_after - log_before - log_q if log_q != -np.inf else -np.inf
-        if np.log(u_accept) < log_ratio:
-            return SPLIT_ACCEPTED, log_q, log_ratio
-        # Reject: everything in k2 goes back to ki.
-        move_item(state, params, stats, data, j, ki)
-        for a in range(n_members):
-            h = members[a]
-            if labels[h] == k2:
-                move_item(state, params, stats, data, h, ki)
-        return (SPLIT_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
-    # --- Merge -------------------------------------------------------------------
     n_members = collect_members(labels, ki, kj, i, j, members)
     if proposal == SEQUENTIAL:
         shuffle_members(members, n_members, key, (n_scans + 3) * n)
-    for a in range(n_members):
-        origin[a] = 1 if labels[members[a]] == kj else 0
-    if proposal == SEQUENTIAL:
-        # The reverse: allocation forced to z's configuration; it leaves the state = z.
-        log_q = sequential_allocation(state, prior_params, params, stats, data, members,
-                                      n_members, ki, kj, key, n, origin, True)
-    elif proposal == RANDOM:
-        log_q = n_members * LOG_HALF
+    if split:
+        # j opens the second block; S is then split between ki and kb.
+        kb = open_new_block(state, params, stats)
+        move_item(state, params, stats, data, j, kb)
     else:
-        # Forced scan from the launch state back to z: the reverse split's
-        # probability (eqs. 13-14). It leaves the state equal to z.
-        log_q = launch(state, prior_params, params, stats, data, members, n_members, ki, kj,
-                       key, n_scans, n)
+        kb = kj
         for a in range(n_members):
-            _, log_p = restricted_update(
-                state, prior_params, params, stats, data, members[a], ki, kj, 0.0, origin[a]
-            )
-            log_q += log_p
-    # Merge kj into ki.
-    for a in range(n_members):
-        if origin[a] == 1:
-            move_item(state, params, stats, data, members[a], ki)
-    move_item(state, params, stats, data, j, ki)  # kj is freed
+            origin[a] = 1 if labels[members[a]] == kj else 0
+    # 1. log q: the split's probability (eqs. 15-16); for a merge the forced reverse
+    #    split's (eqs. 13-14), which leaves the state equal to z.
+    if proposal == SEQUENTIAL:
+        log_q = sequential_allocation(state, prior_params, params, stats, data, members,
+                                      n_members, ki, kb, key, n, origin, not split)
+    else:
+        log_q = 0.0
+        if split or proposal == RESTRICTED_GIBBS:
+            log_q = launch(state, prior_params, params, stats, data, members, n_members, ki,
+                           kb, key, n_scans if proposal == RESTRICTED_GIBBS else 0, n)
+        if proposal == RANDOM:
+            log_q = n_members * LOG_HALF
+        else:
+            for a in range(n_members):
+                h = members[a]
+                u = counter_uniform(key, (n_scans + 1) * n + h) if split else 0.0
+                _, log_p = restricted_update(state, prior_params, params, stats, data, h, ki,
+                                             kb, u, -1 if split else origin[a])
+                log_q += log_p
+    # 2. A merge joins kb to ki (kb is freed).
+    if not split:
+        for a in range(n_members):
+            if origin[a] == 1:
+                move_item(state, params, stats, data, members[a], ki)
+        move_item(state, params, stats, data, j, ki)
+    # 3. Accept or reject.
     log_after = log_joint(state, prior_params, params, stats)
-    log_ratio = log_after - log_before + log_q if log_q != -np.inf else -np.inf
+    if log_q == -np.inf:
+        log_ratio = -np.inf
+    else:
+        log_ratio = log_after - log_before + (-log_q if split else log_q)
     if np.log(u_accept) < log_ratio:
-        return MERGE_ACCEPTED, log_q, log_ratio
-    # Reject: restore kj (j and its original members) in a fresh slot.
-    k2 = open_new_block(state, params, stats)
-    move_item(state, params, stats, data, j, k2)
+        return (SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_q, log_ratio
+    # Reject. Split: everything in kb goes back to ki. Merge: j and its original
+    # members go back to a fresh slot.
+    target = ki if split else open_new_block(state, params, stats)
+    move_item(state, params, stats, data, j, target)
     for a in range(n_members):
-        if origin[a] == 1:
-            move_item(state, params, stats, data, members[a], k2)
-    return (MERGE_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
+        h = members[a]
+        if (labels[h] == kb) if split else (origin[a] == 1):
+            move_item(state, params, stats, data, h, target)
+    if log_ratio != log_ratio:
+        return FAILED, log_q, log_ratio
+    return (SPLIT_REJECTED if split else MERGE_REJECTED), log_q, log_ratio
 
 
 @primitive

@@ -18,7 +18,12 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 from numba.extending import overload
 
-from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_impl
+from pymc_partitions.kernels.dispatch import (
+    OVERLOAD_JIT_OPTIONS,
+    lookup,
+    overload_callable,
+    overload_impl,
+)
 
 
 class ComponentFunctions(NamedTuple):
@@ -86,8 +91,9 @@ def _lookup(params, name):
 
 
 def log_pred(params, stats, data, i, k):
-    """log p(x_i | items in slot k); for an empty slot the prior predictive."""
-    return _lookup(params, "log_pred")(params, stats, data, i, k)
+    """log p(x_i | items in slot k); for an empty slot the prior predictive (times the
+    record's ``inv_t``, as every log density below)."""
+    return params.inv_t * _lookup(params, "log_pred")(params, stats, data, i, k)
 
 
 def add(params, stats, data, i, k):
@@ -107,14 +113,20 @@ def refresh(params, stats, k):
 
 def log_marginal(params, stats, k):
     """log p(x of slot k's items); 0 for an empty slot."""
-    return _lookup(params, "log_marginal")(params, stats, k)
+    return params.inv_t * _lookup(params, "log_marginal")(params, stats, k)
 
 
 def log_pred_block(params, stats, data, items, k):
     """log p(x_C | items in slot k) for the unassigned items C = ``items`` ((c,) int64)
     joining slot k together; for an empty slot the prior predictive of C. Leaves the
     statistics as they were."""
-    return _lookup(params, "log_pred_block")(params, stats, data, items, k)
+    return params.inv_t * _lookup(params, "log_pred_block")(params, stats, data, items, k)
+
+
+def _untempered_log_pred(params, stats, data, i, k):
+    """The component's own ``log_pred``, without the record's ``inv_t`` (for primitives
+    built on it, which the generic function then multiplies once)."""
+    return _lookup(params, "log_pred")(params, stats, data, i, k)
 
 
 def chain_rule_log_pred_block(params, stats, data, items, k):
@@ -122,10 +134,10 @@ def chain_rule_log_pred_block(params, stats, data, items, k):
     a time, their predictive terms summed, then taken out again (c ``log_pred``, c
     ``add`` and c ``remove`` calls; one item: its predictive term alone)."""
     if items.shape[0] == 1:
-        return log_pred(params, stats, data, items[0], k)
+        return _untempered_log_pred(params, stats, data, items[0], k)
     acc = 0.0
     for j in range(items.shape[0]):
-        acc += log_pred(params, stats, data, items[j], k)
+        acc += _untempered_log_pred(params, stats, data, items[j], k)
         add(params, stats, data, items[j], k)
     for j in range(items.shape[0]):
         remove(params, stats, data, items[j], k)
@@ -136,8 +148,35 @@ def _impl_for(params, name):
     return overload_impl(_REGISTRY, params, name)
 
 
+def _times_inv_t(params, name):
+    """The overload of a log density: the component's primitive times ``params.inv_t``
+    (a run-time field, 1.0 unless tempered: one compiled kernel serves every
+    temperature, and x * 1.0 is x bit for bit)."""
+    inner = overload_callable(_REGISTRY, params, name)
+    if inner is None:
+        return None
+    # (numba needs the overload's argument names to be the generic function's)
+    if name == "log_marginal":
+        def tempered_log_marginal(params, stats, k):
+            return params.inv_t * inner(params, stats, k)
+        return tempered_log_marginal
+    if name == "log_pred_block":
+        def tempered_log_pred_block(params, stats, data, items, k):
+            return params.inv_t * inner(params, stats, data, items, k)
+        return tempered_log_pred_block
+
+    def tempered_log_pred(params, stats, data, i, k):
+        return params.inv_t * inner(params, stats, data, i, k)
+    return tempered_log_pred
+
+
 @overload(log_pred, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_pred(params, stats, data, i, k):
+    return _times_inv_t(params, "log_pred")
+
+
+@overload(_untempered_log_pred, jit_options=OVERLOAD_JIT_OPTIONS)
+def _ol_untempered_log_pred(params, stats, data, i, k):
     return _impl_for(params, "log_pred")
 
 
@@ -158,12 +197,12 @@ def _ol_refresh(params, stats, k):
 
 @overload(log_marginal, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_marginal(params, stats, k):
-    return _impl_for(params, "log_marginal")
+    return _times_inv_t(params, "log_marginal")
 
 
 @overload(log_pred_block, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_pred_block(params, stats, data, items, k):
-    return _impl_for(params, "log_pred_block")
+    return _times_inv_t(params, "log_pred_block")
 
 
 class Pair(NamedTuple):
@@ -171,6 +210,7 @@ class Pair(NamedTuple):
 
     first: Any
     second: Any
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 def _pair_log_pred(params, stats, data, i, k):

@@ -48,6 +48,7 @@ class BetaBernoulliParams(NamedTuple):
     log_a: np.ndarray
     log_b: np.ndarray
     log_ab: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 MAX_TABLE = 1 << 21  # table entries per array (16 MiB)

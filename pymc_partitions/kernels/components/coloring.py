@@ -33,6 +33,7 @@ class ColoringParams(NamedTuple):
     """q: int, the number of colours (the constraint itself does not use it)."""
 
     q: int
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class ColoringStats(NamedTuple):

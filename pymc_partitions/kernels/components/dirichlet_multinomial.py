@@ -51,6 +51,7 @@ class DirichletMultinomialParams(NamedTuple):
 
     conc: np.ndarray
     conc_sum: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class DirichletMultinomialStats(NamedTuple):

@@ -100,6 +100,7 @@ class IRMParams(NamedTuple):
     a: float
     b: float
     log_beta_ab: float
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class IRMStats(NamedTuple):

@@ -31,6 +31,7 @@ class KMeansEnergyParams(NamedTuple):
     """inv_temperature : (D,) float64, 1 / T_d (> 0)."""
 
     inv_temperature: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class KMeansEnergyStats(NamedTuple):

@@ -90,6 +90,7 @@ class MvNormalParams(NamedTuple):
     by_size_lognorm: np.ndarray
     by_size_logmarg: np.ndarray
     stamp: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class MvNormalStats(NamedTuple):

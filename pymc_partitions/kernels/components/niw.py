@@ -84,6 +84,7 @@ class NIWParams(NamedTuple):
     by_size_pred_pow: np.ndarray
     by_size_marg_const: np.ndarray
     by_size_half_nu: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class NIWStats(NamedTuple):

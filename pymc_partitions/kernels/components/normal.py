@@ -55,6 +55,7 @@ class NormalParams(NamedTuple):
     by_size_w: np.ndarray
     by_size_prec: np.ndarray
     by_size_lognorm: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class NormalStats(NamedTuple):

@@ -67,6 +67,7 @@ class NIGParams(NamedTuple):
     a0: np.ndarray
     b0: np.ndarray
     by_size_lg: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class NIGStats(NamedTuple):

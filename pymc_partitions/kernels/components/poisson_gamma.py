@@ -53,6 +53,7 @@ class PoissonGammaParams(NamedTuple):
     b: np.ndarray
     by_size_log_ratio: np.ndarray
     by_size_log_b1: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 class PoissonGammaStats(NamedTuple):

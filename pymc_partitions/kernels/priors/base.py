@@ -7,7 +7,7 @@ from typing import Callable, NamedTuple
 
 from numba.extending import overload
 
-from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_impl
+from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_callable
 
 
 class PriorFunctions(NamedTuple):
@@ -29,36 +29,56 @@ def _lookup(params, name):
 
 
 def log_prior_pred(prior_params, size, n_blocks):
-    """log weight of an item joining a block of ``size`` items (0: a new block)."""
-    return _lookup(prior_params, "log_prior_pred")(prior_params, size, n_blocks)
+    """log weight of an item joining a block of ``size`` items (0: a new block), times
+    the record's ``inv_t`` (1/t of a tempered target; as every function below)."""
+    return prior_params.inv_t * _lookup(prior_params, "log_prior_pred")(prior_params, size,
+                                                                        n_blocks)
 
 
 def log_prior(prior_params, sizes, active, n_active, n):
     """Total log prior of the partition with block sizes ``sizes[active[:n_active]]``."""
-    return _lookup(prior_params, "log_prior")(prior_params, sizes, active, n_active, n)
+    return prior_params.inv_t * _lookup(prior_params, "log_prior")(prior_params, sizes, active,
+                                                                   n_active, n)
 
 
 def log_prior_block(prior_params, size, c, n_blocks):
     """log weight of a set of ``c`` items joining a block of ``size`` items (0: a new
     block) together, ``n_blocks`` blocks among the other items; up to a term common
     to all blocks the set may join."""
-    return _lookup(prior_params, "log_prior_block")(prior_params, size, c, n_blocks)
+    return prior_params.inv_t * _lookup(prior_params, "log_prior_block")(prior_params, size, c,
+                                                                         n_blocks)
 
 
-def _impl_for(prior_params, name):
-    return overload_impl(_REGISTRY, prior_params, name)
-
-
+# The overloads: the prior's primitive times ``prior_params.inv_t``, a run-time field
+# (1.0 unless tempered: one compiled kernel serves every temperature; x * 1.0 is x).
 @overload(log_prior_pred, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_prior_pred(prior_params, size, n_blocks):
-    return _impl_for(prior_params, "log_prior_pred")
+    inner = overload_callable(_REGISTRY, prior_params, "log_prior_pred")
+    if inner is None:
+        return None
+
+    def tempered(prior_params, size, n_blocks):
+        return prior_params.inv_t * inner(prior_params, size, n_blocks)
+    return tempered
 
 
 @overload(log_prior, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_prior(prior_params, sizes, active, n_active, n):
-    return _impl_for(prior_params, "log_prior")
+    inner = overload_callable(_REGISTRY, prior_params, "log_prior")
+    if inner is None:
+        return None
+
+    def tempered(prior_params, sizes, active, n_active, n):
+        return prior_params.inv_t * inner(prior_params, sizes, active, n_active, n)
+    return tempered
 
 
 @overload(log_prior_block, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_prior_block(prior_params, size, c, n_blocks):
-    return _impl_for(prior_params, "log_prior_block")
+    inner = overload_callable(_REGISTRY, prior_params, "log_prior_block")
+    if inner is None:
+        return None
+
+    def tempered(prior_params, size, c, n_blocks):
+        return prior_params.inv_t * inner(prior_params, size, c, n_blocks)
+    return tempered

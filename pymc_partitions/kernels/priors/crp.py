@@ -27,6 +27,7 @@ class CRPParams(NamedTuple):
 
     alpha: float
     log_weight: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 def make_params(alpha, n):

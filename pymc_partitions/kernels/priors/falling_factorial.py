@@ -29,6 +29,7 @@ class FallingFactorialParams(NamedTuple):
 
     q: int
     log_v: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 def make_params(q, n):

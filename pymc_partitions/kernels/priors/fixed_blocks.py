@@ -25,6 +25,7 @@ class FixedBlocksParams(NamedTuple):
 
     k: int
     log_norm: float
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 def log_stirling2(n, k):

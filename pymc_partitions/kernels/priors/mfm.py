@@ -39,6 +39,7 @@ class MFMParams(NamedTuple):
     gamma: float
     log_v: np.ndarray
     log_join: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 @lru_cache(maxsize=8)

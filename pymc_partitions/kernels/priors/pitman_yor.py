@@ -35,6 +35,7 @@ class PitmanYorParams(NamedTuple):
     d: float
     log_join: np.ndarray
     log_new: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 def make_params(alpha, d, n):
