@@ -359,6 +359,8 @@ for label, value, error in [
     ("None", None, VE), ("empty", [], VE), ("increasing", [1.0, 2.0], VE),
     ("repeated", [2.0, 2.0], VE), ("negative", [2.0, -1.0], VE), ("nan", [np.nan, 1.0], VE),
     ("inf", [np.inf, 1.0], VE), ("matrix", [[2.0, 1.0]], VE), ("str", "hot", VE),
+    ("str-entries", ["4", "1"], VE), ("str-entry", [4.0, "1"], VE),
+    ("bool-entry", [2.0, True], VE),
 ]:
     pbc_case(f"PBC.temperatures-{label}", lambda m, v=value: pmp.PBC([m["z"]], temperatures=v),
              error, "temperatures")
