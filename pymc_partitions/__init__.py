@@ -61,6 +61,7 @@ from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
     ARM,
     PBC,
+    ApproximateStepWarning,
     CoupledGibbs,
     EscobarWest,
     Gibbs,
@@ -107,6 +108,7 @@ __all__ = [
     "KMeansEnergy",
     # step methods
     "ARM",
+    "ApproximateStepWarning",
     "CoupledGibbs",
     "EscobarWest",
     "Gibbs",
