@@ -685,6 +685,9 @@ for label, value, error in COUNT_BAD + [("after-first-sweep", 1, VE)]:
     kwargs = {"idata": LATE, "m": 6} if label == "after-first-sweep" else {}
     case("unbiased_estimate.burn_in", label,
          lambda v=value, k=kwargs: unbiased_call(burn_in=v, **k), error, "burn_in")
+# H_{0:m} needs the start X_0, which a trace does not hold: the refusal says where it is.
+case("unbiased_estimate.burn_in", "zero-start-not-in-the-trace",
+     lambda: unbiased_call(burn_in=0), VE, "'burn_in' = 0 (H_{0:m}) needs h(X_0)")
 for label, value, error in [o for o in COUNT_BAD if o[0] != "negative"] + [
     ("below-burn_in", 2, VE), ("beyond-the-trace", 9, VE), ("negative", -1, VE),
 ]:
