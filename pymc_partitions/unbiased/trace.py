@@ -23,7 +23,12 @@ draw is censored: reported, counted and left out, never given a value.
 import numpy as np
 
 from pymc_partitions import compat
-from pymc_partitions.analysis._draws import partition_variable, posterior_of
+from pymc_partitions.analysis._draws import (
+    is_multitrace,
+    multitrace_refusal,
+    partition_variable,
+    posterior_of,
+)
 from pymc_partitions.unbiased.aggregate import UnbiasedEstimate, check_trim_ci
 from pymc_partitions.unbiased.estimator import check_window, pair_estimates
 from pymc_partitions.unbiased.functions import PartitionFunction, evaluate
@@ -59,6 +64,9 @@ class CoupledTrace:
     """
 
     def __init__(self, idata, var_name, owner):
+        if is_multitrace(idata):
+            raise multitrace_refusal(owner, why=f"{owner} reads the sample_stats of "
+                                     f"pmp.CoupledGibbs from an InferenceData")
         post = posterior_of(idata, owner, allow_dataset=False)
         name = partition_variable(post, var_name, owner)
         stats = _group(idata, "sample_stats")
