@@ -61,6 +61,7 @@ from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
     ARM,
     PBC,
+    ARMBackgroundWarning,
     ApproximateStepWarning,
     CoupledGibbs,
     EscobarWest,
@@ -108,6 +109,7 @@ __all__ = [
     "KMeansEnergy",
     # step methods
     "ARM",
+    "ARMBackgroundWarning",
     "ApproximateStepWarning",
     "CoupledGibbs",
     "EscobarWest",
