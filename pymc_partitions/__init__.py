@@ -46,6 +46,8 @@ __all__ = [
     "KMeansEnergy",
     # step methods
     "ARM",
+    "ARMBackgroundWarning",
+    "ApproximateStepWarning",
     "CoupledGibbs",
     "EscobarWest",
     "Gibbs",

@@ -46,6 +46,8 @@ from pymc_partitions.distributions import (
 from pymc_partitions.partitions import canonicalize, set_partitions
 from pymc_partitions.step_methods import (
     ARM,
+    ARMBackgroundWarning,
+    ApproximateStepWarning,
     PBC,
     CoupledGibbs,
     EscobarWest,

@@ -27,7 +27,9 @@ step_methods       our steps appended to                         yes: the docume
                                                                  never rebind)
 convergence_checks ``pymc.sampling.mcmc.run_convergence_checks`` none: PyMC checks every
                    wrapped: R-hat/ESS on label-invariant         free variable and has no
-                   summaries instead of raw partition labels     hook to choose them
+                   summaries instead of raw partition labels;    hook to choose them, nor
+                   first our steps' checks of the finished run   one after sampling
+                   (ARM chains that never had background)
 initval_checks     ``pymc.sampling.mcmc.make_initial_point_fns_  none: no hook sees the
                    per_chain`` wrapped: partition ``initvals``   per-chain ``initvals``
                    checked before PyMC builds starting points    before the first draw
@@ -397,6 +399,7 @@ def _convergence_checks_wrapper(original):
         partitions = _partition_rvs(model)
         if not partitions:
             return original(idata, model)
+        _partition_sampler_checks(idata, model)
         names = {rv.name for rv in partitions}
         summaries = [
             det
@@ -408,6 +411,15 @@ def _convergence_checks_wrapper(original):
         return original(idata, view)
 
     return run_convergence_checks
+
+
+def _partition_sampler_checks(idata, model):
+    """Our steps' own checks of a finished ``pm.sample`` run (they warn, never raise),
+    in PyMC's main process whatever ``cores``: ARM chains that never had background
+    information (:func:`pymc_partitions.step_methods.arm.warn_chains_without_background`)."""
+    from pymc_partitions.step_methods.arm import warn_chains_without_background
+
+    warn_chains_without_background(idata, model)
 
 
 def install_convergence_checks():
@@ -831,9 +843,11 @@ PATCHES = [
         why=(
             "R-hat/ESS on raw partition labels are false alarms (label switching); the "
             "wrapper hands PyMC's checks a model view whose free_RVs are the other free "
-            "variables plus the label-invariant summaries. Re-check that the wrapped "
-            "function reads only model.free_RVs and model.deterministics, and that "
-            "_sample_return calls it by the module-level name."
+            "variables plus the label-invariant summaries; before them our steps' own "
+            "checks of the finished run (ARM chains without background information). "
+            "Re-check that the wrapped function reads only model.free_RVs and "
+            "model.deterministics, and that _sample_return calls it by the module-level "
+            "name after sampling."
         ),
         wrap=_convergence_checks_wrapper,
         targets=("pymc.sampling.mcmc:run_convergence_checks",),

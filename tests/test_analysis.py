@@ -354,3 +354,44 @@ def test_trace_inputs_and_errors(idata):
         pmp.add_partition_statistics(idata, "z", pairs=[(0, 0)])
     with pytest.raises(ValueError, match="reference"):
         pmp.add_partition_statistics(idata, "z", reference=[0, 1])
+
+
+@pytest.fixture(scope="module")
+def multitrace():
+    """``pm.sample(..., return_inferencedata=False)``: a MultiTrace of 2 chains."""
+    rng = np.random.default_rng(4)
+    Y = np.concatenate([rng.normal(-3, 1, (3, 2)), rng.normal(3, 1, (3, 2))])
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=len(Y), summaries=False)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=3.0, sigma=1.0, observed=Y)
+        trace = pm.sample(draws=6, tune=0, chains=2, cores=1, random_seed=5, progressbar=False,
+                          compute_convergence_checks=False, return_inferencedata=False)
+    return model, trace
+
+
+def test_multitrace_is_read_by_the_functions_that_read_draws(multitrace):
+    """The draws of each chain (``trace.get_values(name, combine=False)``) are read as
+    from the InferenceData; the functions that add to the result refuse a MultiTrace,
+    naming 'idata' and the conversion."""
+    model, trace = multitrace
+    assert isinstance(trace, pm.backends.base.MultiTrace)
+    z = np.stack(trace.get_values("z", combine=False))  # (chain, draw, n)
+    assert z.shape == (2, 6, 6)
+    ref = z[0, -1]
+    np.testing.assert_array_equal(pmp.similarity_matrix(trace, "z"), pmp.similarity_matrix(z))
+    np.testing.assert_array_equal(pmp.point_estimate(trace, "z", seed=1).labels,
+                                  pmp.point_estimate(z, seed=1).labels)
+    np.testing.assert_array_equal(pmp.dahl_estimate(trace).labels, pmp.dahl_estimate(z).labels)
+    assert pmp.expected_loss(trace, ref) == pmp.expected_loss(z, ref)
+    assert pmp.credible_ball(trace, ref).radius == pmp.credible_ball(z, ref).radius
+    with model:
+        idata = pm.to_inference_data(trace)
+    x_new = np.zeros((1, 2))
+    np.testing.assert_allclose(pmp.posterior_predictive_density(trace, model, x_new),
+                               pmp.posterior_predictive_density(idata, model, x_new))
+    for call in (lambda: pmp.add_partition_statistics(trace, "z", pairs=[(0, 1)]),
+                 lambda: pmp.sample_block_parameters(trace, model),
+                 lambda: pmp.compute_log_likelihood(trace, model),
+                 lambda: pmp.unbiased_estimate(trace, "z", pmp.unbiased.lcp, 1, 2)):
+        with pytest.raises(TypeError, match=r"'idata' is a MultiTrace.*pm\.to_inference_data"):
+            call()

@@ -5,6 +5,8 @@ sweeps, with alpha sampled by NUTS in the same call), ``cores=1`` equal to
 ``cores=2``, its statistics and its refusals. The kernel's unique paths and exact
 T are ``tests/test_arm.py``'s."""
 
+import warnings
+
 import numpy as np
 import pymc as pm
 import pytest
@@ -135,3 +137,40 @@ def test_one_chain_and_bad_arguments():
             pmp.ARM([model["z"]], max_window=1)
         with pytest.raises(TypeError, match="'relabel'"):
             pmp.ARM([model["z"]], relabel="yes")
+
+
+def test_identical_starts_without_gibbs_sweeps_warn_at_the_start_and_after_sampling():
+    """From the default start (every chain one block) with n_gibbs_sweeps=0 no chain can
+    draw two different earlier partitions: nothing moves, no_background in every draw.
+    An ARMBackgroundWarning says so when sampling starts and, after sampling, names
+    the chains that never had background information; both name initvals and
+    initval="prior". Dispersed starts (or Gibbs sweeps, or "srm") warn nothing."""
+    model = bernoulli_model()
+    kwargs = {"draws": 3, "tune": 0, "chains": 2, "cores": 1, "random_seed": 1,
+              "progressbar": False}
+    with model:
+        with pytest.warns(pmp.ARMBackgroundWarning) as record:
+            idata = pm.sample(step=pmp.ARM([model["z"]], n_gibbs_sweeps=0), **kwargs)
+    messages = [str(w.message) for w in record if w.category is pmp.ARMBackgroundWarning]
+    assert len(messages) == 2, messages
+    start, after = messages
+    assert "all 2 chains start from the same partition of 'z'" in start
+    assert "n_gibbs_sweeps" in start
+    assert "chain(s) [0, 1] of partition 'z' never had background" in after
+    for message in messages:
+        assert "initvals=[{'z': labels_0}" in message and 'initval="prior"' in message
+    assert (posterior_dataset(idata)["z"].values == 0).all()
+    assert idata["sample_stats"]["no_background"].values.all()
+
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("error", pmp.ARMBackgroundWarning)
+        idata = pm.sample(step=pmp.ARM([model["z"]], n_gibbs_sweeps=0), initvals=initvals()[:2],
+                          **kwargs)
+        assert not idata["sample_stats"]["no_background"].values[:, 1:].any()
+        # The start check alone (it runs when PyMC links the chains): identical starts
+        # are no trap with Gibbs sweeps or for "srm", which needs no history.
+        points = [model.initial_point()] * 3
+        for options in ({"n_gibbs_sweeps": 1}, {"variant": "srm", "n_gibbs_sweeps": 0}):
+            pmp.ARM([model["z"]], **options).link_population(points, 0)
+        with pytest.raises(pmp.ARMBackgroundWarning, match="all 3 chains"):
+            pmp.ARM([model["z"]], n_gibbs_sweeps=0).link_population(points, 0)

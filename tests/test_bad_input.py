@@ -359,6 +359,8 @@ for label, value, error in [
     ("None", None, VE), ("empty", [], VE), ("increasing", [1.0, 2.0], VE),
     ("repeated", [2.0, 2.0], VE), ("negative", [2.0, -1.0], VE), ("nan", [np.nan, 1.0], VE),
     ("inf", [np.inf, 1.0], VE), ("matrix", [[2.0, 1.0]], VE), ("str", "hot", VE),
+    ("str-entries", ["4", "1"], VE), ("str-entry", [4.0, "1"], VE),
+    ("bool-entry", [2.0, True], VE),
 ]:
     pbc_case(f"PBC.temperatures-{label}", lambda m, v=value: pmp.PBC([m["z"]], temperatures=v),
              error, "temperatures")
@@ -683,6 +685,9 @@ for label, value, error in COUNT_BAD + [("after-first-sweep", 1, VE)]:
     kwargs = {"idata": LATE, "m": 6} if label == "after-first-sweep" else {}
     case("unbiased_estimate.burn_in", label,
          lambda v=value, k=kwargs: unbiased_call(burn_in=v, **k), error, "burn_in")
+# H_{0:m} needs the start X_0, which a trace does not hold: the refusal says where it is.
+case("unbiased_estimate.burn_in", "zero-start-not-in-the-trace",
+     lambda: unbiased_call(burn_in=0), VE, "'burn_in' = 0 (H_{0:m}) needs h(X_0)")
 for label, value, error in [o for o in COUNT_BAD if o[0] != "negative"] + [
     ("below-burn_in", 2, VE), ("beyond-the-trace", 9, VE), ("negative", -1, VE),
 ]:

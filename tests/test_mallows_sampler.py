@@ -14,6 +14,7 @@ against their laws; Beta-Gibbs' incremental statistics against a recomputation.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -319,6 +320,25 @@ def test_method_option():
                 pmp.MallowsGibbs([model["z"]], method=bad)
         with pytest.raises((ValueError, TypeError), match="n_gibbs"):
             pmp.MallowsGibbs([model["z"]], n_gibbs=0)
+
+
+def test_beta_method_warns_once_per_step_naming_exact_beta():
+    """method="beta" is the paper's approximation: each step built with it says so once
+    (an ApproximateStepWarning naming "exact_beta"); the exact methods say nothing."""
+    model = gm_model()
+    with model:
+        for _ in range(2):  # every instance warns, once
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                pmp.MallowsGibbs([model["z"]], method="beta")
+            assert [w.category for w in caught] == [pmp.ApproximateStepWarning]
+            message = str(caught[0].message)
+            assert "method='exact_beta'" in message and "approximation" in message
+            assert caught[0].filename == __file__  # points at the caller's line
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pmp.ApproximateStepWarning)
+            pmp.MallowsGibbs([model["z"]], method="exact_beta")
+            pmp.MallowsGibbs([model["z"]], method="slice")
 
 
 def test_hyperslice_updates_alpha_of_a_mallows_partition():

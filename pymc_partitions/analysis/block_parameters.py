@@ -294,7 +294,7 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
     """
     owner = "sample_block_parameters"
     rng = np.random.default_rng(seed_arg("seed", seed, owner))
-    posterior = posterior_of(idata, owner, allow_dataset=False)
+    posterior = posterior_of(idata, owner, allow_dataset=False, allow_multitrace=False)
     model = _model_arg(model, owner)
     if not isinstance(group, str) or not group:
         raise TypeError(f"{owner}: 'group' must be a group name (a non-empty str), got {group!r}.")

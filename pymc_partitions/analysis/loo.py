@@ -80,6 +80,7 @@ import xarray as xr
 from pymc.model.transform.conditioning import remove_value_transforms
 
 from pymc_partitions import compat
+from pymc_partitions.analysis._draws import is_multitrace, multitrace_refusal
 from pymc_partitions.analysis.block_parameters import _collapsed_likelihoods
 from pymc_partitions.distributions import ColoringMixingWarning
 from pymc_partitions.kernels.components import Pair, combine
@@ -130,6 +131,8 @@ def compute_log_likelihood(idata, model=None, *, var_names=None, extend_inferenc
     -------
     ``idata`` (extended in place) or an ``xarray.Dataset``.
     """
+    if is_multitrace(idata):
+        raise multitrace_refusal(WHO)
     model = pm.modelcontext(model)
     dataset = pointwise_dataset(idata, model, var_names, sample_dims, explicit=var_names is not None)
     if not extend_inferencedata:

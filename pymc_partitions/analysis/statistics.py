@@ -72,7 +72,7 @@ def add_partition_statistics(
     distance : "vi" or "binder", the distance used with ``reference``.
     """
     owner = "add_partition_statistics"
-    post = posterior_of(idata, owner, allow_dataset=False)
+    post = posterior_of(idata, owner, allow_dataset=False, allow_multitrace=False)
     name = partition_variable(post, var_name, owner)
     labels = read_draws(idata, name, keep_chains=True, owner=owner)  # (chains, draws, n)
     chains, draws, n = labels.shape

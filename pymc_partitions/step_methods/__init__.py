@@ -10,8 +10,8 @@ variables read only by partition priors and collapsed likelihoods.
 """
 
 from pymc_partitions.kernels.errors import ImpossibleConditionalError
-from pymc_partitions.step_methods.arm import ARM
-from pymc_partitions.step_methods.base import PartitionStep
+from pymc_partitions.step_methods.arm import ARM, ARMBackgroundWarning
+from pymc_partitions.step_methods.base import ApproximateStepWarning, PartitionStep
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.gibbs import Gibbs
 from pymc_partitions.step_methods.hyperparameters import EscobarWest, HyperSlice
@@ -23,6 +23,8 @@ from pymc_partitions.step_methods.target import PartitionModelError, PartitionTa
 
 __all__ = [
     "ARM",
+    "ARMBackgroundWarning",
+    "ApproximateStepWarning",
     "PBC",
     "CoupledGibbs",
     "EscobarWest",

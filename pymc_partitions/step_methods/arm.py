@@ -1,15 +1,80 @@
 """``pmp.ARM``: Adaptive Reconfiguration Moves, a population step across PyMC's chains."""
 
 import time
+import warnings
 
 import numpy as np
 
+from pymc_partitions import compat
+from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import arm, arm_bsm, gibbs
 from pymc_partitions.step_methods.arm_history import History
 from pymc_partitions.step_methods.population import PopulationStep
 
 VARIANTS = {"arm": arm.ARM, "srm": arm.SRM, "sarm": arm.SARM, "bsm": arm.BSM}
+
+
+class ARMBackgroundWarning(UserWarning):
+    """ARM's chains have, or had, no background information (two different earlier
+    partitions), so no ARM update runs: all chains started from one partition (the
+    default start) and nothing else moved them. Start them apart with ``initvals``
+    or ``initval="prior"``."""
+
+
+def _start_advice(name):
+    return (f"start the chains from different partitions, pm.sample(initvals=[{{'{name}': "
+            f"labels_0}}, {{'{name}': labels_1}}, ...]) or initval=\"prior\" on the "
+            f"partition variable (pmp.CRP('{name}', ..., initval=\"prior\"))")
+
+
+def warn_chains_without_background(idata, model):
+    """After ``pm.sample``: an :class:`ARMBackgroundWarning` naming the chains whose
+    ARM step had no background information in any recorded iteration
+    (``no_background`` true in every draw of ``sample_stats``, and of
+    ``warmup_sample_stats`` when the tuning draws were kept): no ARM update ran in
+    them. Nothing when the result has no ``no_background`` statistic (no ARM step) or
+    a single recorded iteration (the first iteration of a run never has a past).
+
+    Run by ``pm.sample``'s convergence checks (the ``convergence_checks`` entry of
+    :mod:`pymc_partitions.compat`), in the main process whatever ``cores``, so only
+    with ``compute_convergence_checks=True`` (PyMC's default).
+    """
+    parts, chain_ids = [], None
+    for group in ("warmup_sample_stats", "sample_stats"):
+        try:
+            if group not in idata:
+                continue
+            stats = compat.group_dataset(idata, group)
+        except (KeyError, AttributeError, TypeError):
+            continue
+        if "no_background" in stats.data_vars and stats["no_background"].sizes.get("draw"):
+            da = stats["no_background"]
+            order = ("chain", "draw") + tuple(d for d in da.dims if d not in ("chain", "draw"))
+            parts.append(np.asarray(da.transpose(*order).values, dtype=bool))
+            chain_ids = np.asarray(da["chain"].values)
+    if not parts:
+        return
+    flags = np.concatenate(parts, axis=1)  # (chain, iteration, one per ARM step)
+    if flags.shape[1] < 2:  # a first iteration never has a past: too short to judge
+        return
+    never = flags.reshape(flags.shape[0], flags.shape[1], -1).all(axis=1).any(axis=1)
+    if not never.any():
+        return
+    chains = [int(c) for c in chain_ids[never]]
+    names = [rv.name for rv in model.free_RVs
+             if rv.owner is not None and isinstance(rv.owner.op, PartitionPriorRV)]
+    name = names[0] if len(names) == 1 else "z"
+    what = f"partition '{names[0]}'" if len(names) == 1 else "the partition"
+    warnings.warn(
+        f"ARM: chain(s) {chains} of {what} never had background information (two different "
+        f"earlier partitions; no_background in every recorded draw): no ARM update ran in "
+        f"them, they moved by their Gibbs sweeps (n_gibbs_sweeps) alone, or not at all. All "
+        f"chains probably started from the same partition (the default start); "
+        f"{_start_advice(name)}.",
+        ARMBackgroundWarning,
+        stacklevel=2,
+    )
 
 
 class ARM(PopulationStep):
@@ -89,7 +154,12 @@ class ARM(PopulationStep):
     (``pm.sample(chains=S)``; the paper uses S = 8); ``"srm"`` runs with any number.
     In the first iteration no chain has a past state: there is no ARM update (the
     Gibbs sweeps run), and none while a chain's window holds a single partition
-    (``no_background``).
+    (``no_background``). So with every chain at the default start (one block) and
+    ``n_gibbs_sweeps=0`` nothing ever moves: start the chains apart
+    (``pm.sample(initvals=[...])`` or ``initval="prior"``). An
+    :class:`ARMBackgroundWarning` says so when sampling starts (identical starts, no
+    Gibbs sweeps), and after sampling for each chain that never had background
+    information (with PyMC's convergence checks, ``compute_convergence_checks=True``).
 
     Sampler statistics
     ------------------
@@ -144,6 +214,28 @@ class ARM(PopulationStep):
         if self.target.n < 2:
             raise ValueError(f"ARM: partition '{self.target.name}' has n = {self.target.n} "
                              f"item; an ARM update needs at least two items (use pmp.Gibbs).")
+
+    def link_population(self, population, chain_index):
+        """PyMC's population link (see :class:`PopulationStep`), then, once per run
+        (chain 0): an :class:`ARMBackgroundWarning` when every chain starts from the
+        same partition and there are no Gibbs sweeps (``n_gibbs_sweeps=0``, any variant
+        but ``"srm"``): no chain could ever draw two different earlier partitions, so
+        none would move unless another step moves the partition."""
+        super().link_population(population, chain_index)
+        if chain_index != 0 or self.variant == "srm" or self.n_gibbs_sweeps > 0:
+            return
+        starts = self.population_labels()
+        if (starts == starts[0]).all():
+            name = self.target.name
+            warnings.warn(
+                f"ARM: all {len(starts)} chains start from the same partition of '{name}' "
+                f"and n_gibbs_sweeps=0: an ARM update needs two different earlier "
+                f"partitions (background information), so no chain will move (every draw "
+                f"the start, no_background in every iteration) unless another step moves "
+                f"'{name}'. Either {_start_advice(name)}, or keep n_gibbs_sweeps >= 1.",
+                ARMBackgroundWarning,
+                stacklevel=2,
+            )
 
     def start_chain(self, rng):
         super().start_chain(rng)

@@ -13,6 +13,11 @@ from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.step_methods.target import PartitionTarget
 
 
+class ApproximateStepWarning(UserWarning):
+    """A step method was asked for an approximation: its chain's stationary law is not
+    the posterior (the message names the exact alternative)."""
+
+
 def step_arguments(owner, vars, model, rng, example):
     """``(model, value_vars)`` from a step's ``vars``, ``model`` and ``rng`` arguments,
     checked as every step of this package checks them: a pm.Model (or one in

@@ -2,6 +2,7 @@ r"""``pmp.MallowsGibbs``: Slice-Gibbs and Beta-Gibbs for Dirichlet-process mixtu
 Generalized Mallows models (Meilă & Chen 2010)."""
 
 import math
+import warnings
 
 import numpy as np
 from pymc.step_methods.compound import Competence
@@ -20,7 +21,11 @@ from pymc_partitions.kernels import mallows_beta as mb
 from pymc_partitions.kernels import mallows_gibbs as mg
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.partitions import canonicalize
-from pymc_partitions.step_methods.base import PartitionStep, step_arguments
+from pymc_partitions.step_methods.base import (
+    ApproximateStepWarning,
+    PartitionStep,
+    step_arguments,
+)
 from pymc_partitions.step_methods.target import PartitionModelError
 
 #: Blocks reported per draw by default (``max_reported_clusters``).
@@ -157,7 +162,9 @@ class MallowsGibbs(PartitionStep):
     (an exact sampler's bound there: 0.042). Beyond the paper's approximation the
     same corrections as ``"exact_beta"`` are kept (the MH step for sigma | theta,
     the partially collapsed order), so the measured error is the approximation's.
-    Prefer ``"exact_beta"`` unless n is large.
+    Prefer ``"exact_beta"`` unless n is large; constructing the step with
+    ``"beta"`` warns (:class:`~pymc_partitions.step_methods.base.ApproximateStepWarning`,
+    once per step instance).
 
     When the partition reaching the step is not the one it wrote (a new chain,
     ``initvals``, another step moved z), each cluster's parameters are drawn from
@@ -261,6 +268,15 @@ class MallowsGibbs(PartitionStep):
         self.stats_dtypes = [{k: (np.dtype((d, tuple(sh))) if sh else d)
                               for k, (d, sh) in self.stats_dtypes_shapes.items()}]
         self.set_rng(rng)
+        if method == "beta":
+            warnings.warn(
+                f"{owner}: method='beta' is the paper's infinite-n approximation (B(a, b) in "
+                f"place of the finite-n B~(a, b, n - j)): the chain's stationary law is not "
+                f"the posterior, and the error grows as n shrinks. Use method='exact_beta' "
+                f"for the exact Beta-Gibbs sampler (or 'slice').",
+                ApproximateStepWarning,
+                stacklevel=2,
+            )
 
     # ------------------------------------------------------------------ model reading
     def _read_model(self, model, value_var, compile_kwargs):

@@ -41,9 +41,25 @@ from pymc_partitions.step_methods.target import PartitionModelError, PartitionTa
 def check_ladder(temperatures, owner="PBC"):
     """The ladder as a (N,) float64 array; a ValueError unless it is a non-empty,
     finite, positive, strictly decreasing sequence (t_1 > ... > t_N: the last rung
-    is the coldest, the one sampled)."""
+    is the coldest, the one sampled). Entries must be numbers: strings ("4") and
+    booleans are refused, not converted."""
     try:
-        temps = np.asarray(temperatures, dtype=np.float64)
+        temps = np.asarray(temperatures)
+    except (TypeError, ValueError):
+        temps = None
+    entries = temperatures if isinstance(temperatures, list | tuple) else ()
+    strings = any(isinstance(t, str | bytes) for t in entries) or (
+        temps is not None and temps.dtype.kind in "US")
+    booleans = any(isinstance(t, bool | np.bool_) for t in entries) or (
+        temps is not None and temps.dtype.kind == "b")
+    if strings or booleans:
+        what = "strings" if strings else "booleans"
+        raise ValueError(
+            f"{owner}: 'temperatures' must be numbers t_1 > ... > t_N (e.g. [4.0, 2.0, "
+            f"1.0]), got {what}: {temperatures!r}."
+        )
+    try:
+        temps = None if temps is None else np.asarray(temps, dtype=np.float64)
     except (TypeError, ValueError):
         temps = None
     if temps is None or temps.ndim != 1 or temps.size == 0:

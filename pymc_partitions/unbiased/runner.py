@@ -22,6 +22,7 @@ from pymc.model import Model, modelcontext
 
 from pymc_partitions.distributions.validation import integer_arg, number_arg
 from pymc_partitions.kernels.random import new_stream
+from pymc_partitions.partitions import canonicalize
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.split_merge import PROPOSALS
 from pymc_partitions.unbiased.aggregate import check_trim_ci
@@ -195,13 +196,17 @@ def run_pair(job, index, deadline):
     max(m, tau) >= max(m, tau - 1), all that H needs), or is stopped unmet-or-short
     at ``max_sweeps`` or the deadline (censored, with its meeting time if it met).
     Canonical labels are kept from sweep ``burn_in`` on (X_t for t >= l, Y_(t-1) for
-    l <= t - 1 < tau - 1); h is evaluated on them once at the end. ``seconds``: the
-    wall time of the moves and labels (h's evaluation not included).
+    l <= t - 1 < tau - 1; with l = 0, X_0 is the start); h is evaluated on them once
+    at the end. ``seconds``: the wall time of the moves and labels (h's evaluation
+    not included).
     """
     start = time.perf_counter()
     pair = job.new_pair(new_stream(job.seed(index)))
     l, m, cap = job.burn_in, job.m, job.max_sweeps
     xs, x_sweeps, ys, y_sweeps = [], [], [], []
+    if l == 0:  # H_{0:m} averages from X_0, the start (new_pair has made X_1 already)
+        xs.append(canonicalize(job.target.start_labels))
+        x_sweeps.append(0)
     interrupted = False
     while True:
         t = pair.t
@@ -298,8 +303,9 @@ def coupled_estimates(model, var_name, h, burn_in, m, n_pairs, coupling="ot", ex
         ``co_clustering(a, b)``, ``predictive_density(model, x)``...), a
         ``PartitionFunction`` or any Python function (sent to the workers with
         cloudpickle, so closures and lambdas work). Evaluated in the workers.
-    burn_in : int >= 1
-        l, the first sweep averaged.
+    burn_in : int >= 0
+        l, the first sweep averaged (0: H_{0:m}, from the start X_0 on; unbiased too,
+        at a larger variance when the start is far from the posterior).
     m : int >= burn_in
         The last sweep averaged (Jacob et al. suggest m of about 10 l).
     n_pairs : int >= 1
@@ -354,7 +360,7 @@ def coupled_estimates(model, var_name, h, burn_in, m, n_pairs, coupling="ot", ex
     from pymc_partitions.unbiased.aggregate import aggregate
 
     owner = "coupled_estimates"
-    burn_in, m = check_window(burn_in, m, owner, minimum=1)
+    burn_in, m = check_window(burn_in, m, owner)
     n_pairs = integer_arg("n_pairs", n_pairs, owner, minimum=1)
     if max_sweeps is not None:
         max_sweeps = integer_arg("max_sweeps", max_sweeps, owner, minimum=1)

@@ -23,7 +23,12 @@ draw is censored: reported, counted and left out, never given a value.
 import numpy as np
 
 from pymc_partitions import compat
-from pymc_partitions.analysis._draws import partition_variable, posterior_of
+from pymc_partitions.analysis._draws import (
+    is_multitrace,
+    multitrace_refusal,
+    partition_variable,
+    posterior_of,
+)
 from pymc_partitions.unbiased.aggregate import UnbiasedEstimate, check_trim_ci
 from pymc_partitions.unbiased.estimator import check_window, pair_estimates
 from pymc_partitions.unbiased.functions import PartitionFunction, evaluate
@@ -59,6 +64,9 @@ class CoupledTrace:
     """
 
     def __init__(self, idata, var_name, owner):
+        if is_multitrace(idata):
+            raise multitrace_refusal(owner, why=f"{owner} reads the sample_stats of "
+                                     f"pmp.CoupledGibbs from an InferenceData")
         post = posterior_of(idata, owner, allow_dataset=False)
         name = partition_variable(post, var_name, owner)
         stats = _group(idata, "sample_stats")
@@ -183,8 +191,10 @@ def unbiased_estimate(idata, var_name, h, burn_in, m, trim=0.01, ci=0.95):
         evaluated once per distinct partition among the draws needed (built-ins:
         vectorised).
     burn_in : int >= 1
-        l, the first sweep averaged (sweep 0 is the start, not stored). Jacob et al.
-        suggest a large quantile of the meeting time.
+        l, the first sweep averaged (sweep 0 is the start, not stored, so H_{0:m} is
+        not available from a trace: :func:`pmp.coupled_estimates` runs the pairs
+        itself and takes ``burn_in=0``). Jacob et al. suggest a large quantile of the
+        meeting time.
     m : int >= burn_in
         The last sweep averaged; the trace must reach sweep m in every chain.
     trim : float in [0, 0.5), default 0.01
@@ -198,7 +208,14 @@ def unbiased_estimate(idata, var_name, h, burn_in, m, trim=0.01, ci=0.95):
     ``survival()`` (Kaplan–Meier) and ``to_dataset()``.
     """
     owner = "unbiased_estimate"
-    burn_in, m = check_window(burn_in, m, owner, minimum=1)
+    burn_in, m = check_window(burn_in, m, owner)
+    if burn_in == 0:
+        raise ValueError(
+            f"{owner}: 'burn_in' = 0 (H_{{0:m}}) needs h(X_0), the pairs' start, which a "
+            f"pm.sample trace does not hold (its first draw is sweep 1): use burn_in >= 1, "
+            f"or pmp.coupled_estimates(model, {var_name!r}, h, burn_in=0, ...), which runs "
+            f"the pairs itself from the start."
+        )
     trim, ci = check_trim_ci(trim, ci, owner)
     if not callable(h):
         raise TypeError(
