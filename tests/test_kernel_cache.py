@@ -8,6 +8,7 @@ cached across an edit of a module it does not use."""
 import hashlib
 import importlib
 import inspect
+import json
 import os
 import pkgutil
 import shutil
@@ -304,3 +305,76 @@ def test_edit_outside_kernels_reaches_a_fresh_process(tmp_path, cache_dir):
     assert run() == 1  # unchanged: served from the cache
     (pkg / "_probe_value.py").write_text(PROBE_VALUE.format(2))
     assert run() == 2
+
+
+GIBBS_SWEEP = """
+import json
+
+import numpy as np
+
+from pymc_partitions.kernels import assign_labels, gibbs, new_state
+from pymc_partitions.kernels.components import normal
+from pymc_partitions.kernels.priors import crp
+from pymc_partitions.kernels.random import new_stream
+
+n = 20
+x = np.random.default_rng(0).normal(size=(n, 2))
+x[: n // 2] += 4.0
+params = normal.make_params(np.zeros(2), np.ones(2), np.ones(2), n=n)
+stats, data, state = normal.alloc_stats(n, 2, params), normal.make_data(x), new_state(n)
+assign_labels(state, params, stats, data, np.zeros(n, dtype=np.int64))
+gibbs.run_sweeps(new_stream(1), 5, state, crp.make_params(1.0, n), params, stats, data,
+                 np.empty(n + 1), np.arange(n))
+entries = (gibbs.run_sweeps, assign_labels)
+print(json.dumps({
+    "loaded": {f.__name__: sum(f.stats.cache_hits.values()) for f in entries},
+    "compiled": {f.__name__: sum(f.stats.cache_misses.values()) for f in entries},
+    "labels": state.labels.tolist(),
+}))
+"""
+
+
+def test_gibbs_stays_cached_across_an_edit_of_a_module_it_does_not_use(tmp_path):
+    """End to end in a copy of the package (its top-level __init__ emptied, so the
+    subprocesses skip PyMC), caching under ``NUMBA_CACHE_DIR``: a Gibbs sweep (CRP x
+    Normal, n = 20) compiled by one process is loaded from the cache by a fresh one
+    after modules outside its dependencies are edited (before: every kernel's cache
+    was dropped, the Gibbs set recompiled), and recompiled after an edit of
+    components/normal.py, which the sweep reaches only through the components'
+    dispatch. Load or compile is read from numba's per-dispatcher cache counters
+    (``stats.cache_hits``, ``stats.cache_misses``), not from timings."""
+    src = Path(pymc_partitions.__file__).parent
+    pkg = tmp_path / "pymc_partitions"
+    shutil.copytree(src, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    (pkg / "__init__.py").write_text("")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path),
+           "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+
+    def run():
+        out = subprocess.run(
+            [sys.executable, "-c", GIBBS_SWEEP],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.splitlines()[-1])
+
+    def edit(module):
+        path = pkg / "kernels" / module
+        path.write_text(path.read_text() + "# edited\n")
+
+    once = {"run_sweeps": 1, "assign_labels": 1}
+    never = {"run_sweeps": 0, "assign_labels": 0}
+    first = run()
+    assert (first["compiled"], first["loaded"]) == (once, never)
+    assert len(set(first["labels"])) > 1  # the sweep moved items
+
+    for module in OUTSIDE_GIBBS:
+        edit(module)
+    warm = run()
+    assert (warm["compiled"], warm["loaded"]) == (never, once)
+    assert warm["labels"] == first["labels"]
+
+    edit("components/normal.py")
+    cold = run()
+    assert (cold["compiled"], cold["loaded"]) == (once, never)
+    assert cold["labels"] == first["labels"]
