@@ -171,7 +171,7 @@ def _scan(root):
             # Substring tests first: regex searches of every file cost ~10 ms.
             "overload" in text and _OVERLOAD.search(text) is not None,
             # May fill a registry (``register(...)``, ``_REGISTRY[...]``).
-            any(word in text for word in ("regist", "Regist", "REGIST")),
+            "regist" in text or "REGIST" in text,
         )
         for source in imports:
             if source not in seen:
@@ -242,9 +242,10 @@ def _fingerprints(root, scanned):
     versions = f"{sys.version} numba {numba.__version__} numpy {np.__version__}"
     start = len(str(root.parent)) + 1
     relative = {path: path[start:].replace(os.sep, "/") for path in scanned}
+    lines = {path: f"{relative[path]} {info[1]}" for path, info in scanned.items()}
     fingerprints = {}
     for path, deps in _dependencies(scanned).items():
-        listing = "\n".join(sorted(f"{relative[dep]} {scanned[dep][1]}" for dep in deps))
+        listing = "\n".join(sorted(lines[dep] for dep in deps))
         fingerprints[relative[path]] = hashlib.sha256(
             f"{versions}\n{listing}".encode()
         ).hexdigest()
