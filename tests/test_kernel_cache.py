@@ -83,7 +83,8 @@ def _package(tmp_path):
     (pkg / "unrelated.py").write_text("z = 0\n")
     (pkg / "kernels" / "__init__.py").write_text("")
     (pkg / "kernels" / "move.py").write_text(
-        '"""A move."""\n\nfrom ..support import (\n    constants as c,  # inlined\n)\n'
+        '"""A move."""\n\nfrom ..support import (  # a comment first\n'
+        '    constants as c,  # inlined\n)\n'
     )
     (pkg / "kernels" / "other.py").write_text("from pymc_partitions.kernels.move2 import V\n")
     (pkg / "kernels" / "move2.py").write_text("V = 2\n")

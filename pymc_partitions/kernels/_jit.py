@@ -114,8 +114,10 @@ _IMPORT = re.compile(
 
 
 def _names(text):
-    """Imported names of a comma-separated list, ``as`` aliases dropped."""
+    """Imported names of a comma-separated list, ``as`` aliases and comments dropped."""
     names = []
+    if "#" in text:  # a comment in parentheses, e.g. ``import (  # noqa``
+        text = re.sub(r"#[^\n]*", "", text)
     for item in text.strip("()").replace("\\", " ").split(","):
         words = item.split()
         if words:
