@@ -24,6 +24,30 @@
 Moves are module-level functions over generic primitives; numba specialises them
 to a component and a prior from the types of their params records and caches the
 result on disk.
+
+Compile units (what every move follows; compile time is part of speed, measured by
+``examples/benchmark_compile.py`` and numba's compile events, ``_jit.CompileAnnouncer``):
+
+1. **Specialise on types only where run time needs it.** numba compiles a kernel once
+   per combination of argument types, so a difference that costs a branch or a
+   multiply at run time is a field, not a type: every prior is one record type
+   (:mod:`.priors.gibbs_type`, tables of a Gibbs-type prior, so a move compiles once
+   per likelihood), and tempering is the ``inv_t`` field of the records
+   (:mod:`.tempering`), not a wrapper type.
+2. **Three kinds of functions** (:mod:`._jit`): ``primitive`` (inlined at numba IR
+   level: what runs per item, where a call would cost run time), ``routine`` (compiled
+   once per signature and linked: a whole update or sweep, called O(1) times per
+   entry call, where passing records by value costs nothing measurable; no CPython
+   wrapper), ``entry`` (called from Python).
+3. **One call site per inlined piece.** numba types and lowers an inlined primitive
+   once per call site, so a routine calls each large primitive once (split and merge
+   share their launch, restricted scan and log joint: :func:`.split_merge.split_merge_update`).
+4. **Shallow linking.** numba re-optimises, in LLVM, every routine an entry links, and
+   again at every level of nesting: an array-only helper is compiled once as a
+   routine only where its code is large; a routine does not call routines of routines
+   where one level does.
+5. **Few entries per move.** Each entry compiles and re-optimises what it links once
+   more; tests reach a move through the entry the step uses where they can.
 """
 
 from pymc_partitions.kernels import arm, arm_bsm, gibbs, split_merge, sweep_block, tempering

@@ -72,8 +72,8 @@ from numba import njit
 from numba.core import event
 
 primitive = njit(cache=True, inline="always")
-routine = njit(cache=True, _nrt=False)
-entry = njit(cache=True, _nrt=False)
+routine = njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+entry = njit(cache=True, _nrt=False, no_cfunc_wrapper=True)
 
 _KERNELS = Path(__file__).resolve().parent
 # numba names its cache files ``<module>.<function>-<line>.<tag>.nbi`` and

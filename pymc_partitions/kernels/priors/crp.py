@@ -16,7 +16,7 @@ and a new block with weight :math:`\alpha\,\Gamma(c)`. The kernels read it as
 
 import numpy as np
 
-from pymc_partitions.kernels.priors.gibbs_type import gibbs_type, lgamma_table
+from pymc_partitions.kernels.priors.gibbs_type import gibbs_type, lgamma_of_sizes, lgamma_table
 
 
 def make_params(alpha, n):
@@ -26,8 +26,7 @@ def make_params(alpha, n):
     log_alpha = np.log(alpha)
     join = np.log(np.arange(n + 1, dtype=np.float64), where=np.arange(n + 1) > 0,
                   out=np.zeros(n + 1))
-    log_w = np.zeros(n + 2)
-    log_w[1:] = lgamma_table(1.0, n + 1)  # log Gamma(m), m = 1..n+1
+    log_w = lgamma_of_sizes(n)  # log Gamma(m), shared between values of alpha
     log_v = np.arange(n + 2) * log_alpha + (lgamma_table(alpha, 1)[0]
                                             - lgamma_table(alpha + n, 1)[0])
     return gibbs_type(n, join=join, stay=0.0, new=log_alpha, log_v=log_v, log_w=log_w)

@@ -37,11 +37,10 @@ Tables (``n`` items): ``join`` (n+1,), ``stay``, ``new``, ``log_v`` and ``log_w`
 :mod:`..tempering`).
 """
 
-import math
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.priors.base import register
@@ -59,13 +58,21 @@ class GibbsTypeParams(NamedTuple):
     inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
-@njit(cache=True)
 def lgamma_table(first, n):
-    """(n,) float64: ``lgamma(first + m)`` for m = 0..n-1, by the lgamma the kernels use
-    (the C library's; Python's ``math.lgamma`` may differ in the last bit)."""
-    out = np.empty(n)
-    for m in range(n):
-        out[m] = math.lgamma(first + m)
+    """(n,) float64: ``log Gamma(first + m)`` for m = 0..n-1 (SciPy's ``gammaln``, on
+    use: the kernels import numba and NumPy only)."""
+    from scipy.special import gammaln
+
+    return gammaln(first + np.arange(n, dtype=np.float64))
+
+
+@lru_cache(maxsize=8)
+def lgamma_of_sizes(n):
+    """(n+2,) float64: 0 then ``log Gamma(m)`` for m = 1..n+1 (the CRP's log W; it does
+    not depend on alpha, so alpha's updates do not recompute it). Shared: never
+    written (not flagged read-only either, which numba types apart: a second compile)."""
+    out = np.zeros(n + 2)
+    out[1:] = lgamma_table(1.0, n + 1)
     return out
 
 
@@ -73,6 +80,8 @@ def gibbs_type(n, *, join, stay, new, log_v, log_w):
     """A :class:`GibbsTypeParams` for ``n`` items; scalars broadcast to their table."""
 
     def table(value, length):
+        if isinstance(value, np.ndarray) and value.shape == (length,):
+            return value
         out = np.empty(length)
         out[:] = value
         return out
