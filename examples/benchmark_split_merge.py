@@ -59,8 +59,9 @@ def bench(params, stats, data, start_one_block, repeats=400):
         gibbs.run_sweeps(stream, 1, state, prior, params, stats, data, log_w, order)
 
     def sm_iteration(n_gibbs):
-        split_merge.run_split_merge(stream, 1, 5, split_merge.RESTRICTED_GIBBS, n_gibbs, state, prior, params,
-                                    stats, data, log_w, order, members, origin, outcomes)
+        split_merge.run_split_merge(stream, 1, 5, split_merge.RESTRICTED_GIBBS, state, prior,
+                                    params, stats, data, members, origin, outcomes)
+        gibbs.run_sweeps(stream, n_gibbs, state, prior, params, stats, data, log_w, order)
 
     if start_one_block:
         # The worst case: a split of the one block (|S| = n - 2), state restored after each.

@@ -33,7 +33,7 @@ def main(n=300, d=20):
     t0 = time.perf_counter()
     gibbs.run_sweeps(stream, 1, *args, log_w, order)
     t1 = time.perf_counter()
-    split_merge.run_split_merge(stream, 1, 5, 0, 1, *args, log_w, order, members, origin, outcomes)
+    split_merge.run_split_merge(stream, 1, 5, 0, *args, members, origin, outcomes)
     t2 = time.perf_counter()
     split_merge.split_merge_entry(*args, 0, 1, 123, 5, 0, members, origin)
     t3 = time.perf_counter()
@@ -46,7 +46,7 @@ def main(n=300, d=20):
         gibbs.run_sweeps(stream, 10, *args, log_w, order)
         sweeps.append((time.perf_counter() - a) / 10)
         a = time.perf_counter()
-        split_merge.run_split_merge(stream, 10, 5, 0, 0, *args, log_w, order, members, origin, outcomes)
+        split_merge.run_split_merge(stream, 10, 5, 0, *args, members, origin, outcomes)
         updates.append((time.perf_counter() - a) / 10)
     print(f"median: gibbs sweep {np.median(sweeps) * 1e3:.3f} ms; "
           f"SM(5) update {np.median(updates) * 1e3:.3f} ms")

@@ -72,10 +72,10 @@ class Chain:
 
     def split_merge(self):
         check_item(split_merge.run_split_merge(
-            self.stream, 1, 5, split_merge.RESTRICTED_GIBBS, 1, self.state,
-            self.prior, self.params, self.stats, self.data, self.log_w, self.order, self.members,
-            self.origin, self.outcomes,
+            self.stream, 1, 5, split_merge.RESTRICTED_GIBBS, self.state, self.prior,
+            self.params, self.stats, self.data, self.members, self.origin, self.outcomes,
         ), "split-merge")
+        self.gibbs()  # SM(5, 1, 1): one Gibbs sweep after the update, same stream
 
     def record(self, watched):
         _, largest, _ = summarise(self.state, self.prior, self.params, self.stats,

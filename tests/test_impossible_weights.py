@@ -137,10 +137,14 @@ def test_run_split_merge_reports_item(n_proposals, n_gibbs):
     before = snapshot(state, stats)
     scratch = [np.empty(6, dtype=np.int64) for _ in range(2)]
     outcomes = np.zeros(4, dtype=np.int64)
+    stream = new_stream(1)
     failed = split_merge.run_split_merge(
-        new_stream(1), n_proposals, 2, split_merge.RESTRICTED_GIBBS, n_gibbs, state, prior, params,
-        stats, data, np.empty(7), np.arange(6), *scratch, outcomes,
+        stream, n_proposals, 2, split_merge.RESTRICTED_GIBBS, state, prior, params, stats, data,
+        *scratch, outcomes,
     )
+    if failed < 0:  # SM(t, m, n)'s n Gibbs sweeps
+        failed = gibbs.run_sweeps(stream, n_gibbs, state, prior, params, stats, data,
+                                  np.empty(7), np.arange(6))
     assert 0 <= failed < 6
     assert outcomes.sum() == 0  # the failed update is not counted
     np.testing.assert_array_equal(state.labels, before[0][0])

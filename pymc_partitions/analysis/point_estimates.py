@@ -184,7 +184,8 @@ def point_estimate(
         search_counts = np.zeros((1, 1), dtype=np.int64)
     else:
         labels_t = np.zeros((n, 1), dtype=np.int64)
-        cnt = np.zeros((1, 1, max_blocks), dtype=np.int32)
+        # Unused by Binder; the VI search's dtype, so one compiled salso_run serves both.
+        cnt = np.zeros((1, 1, max_blocks), dtype=np.uint16 if n < 2**16 else np.int32)
         search_counts = cocounts
     x = np.arange(n + 2, dtype=np.float64)
     xlogx = np.where(x > 0, x * np.log(np.maximum(x, 1.0)), 0.0)

@@ -480,7 +480,7 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
     return BUILT, log_t, n_block_moves
 
 
-@routine
+@primitive  # inlined: a routine here re-optimised all it links once more (kernels rule 4)
 def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, variant, key,
                scr, log_w):
     """One ARM (``variant`` ``ARM``), sRM (``SRM``) or sARM (``SARM``)

@@ -192,7 +192,7 @@ def split_from_launch(state, prior_params, params, stats, data, i, j, za, zb, or
     return BUILT, log_q, n_block_moves
 
 
-@routine
+@primitive  # inlined: a routine here re-optimised all it links once more (kernels rule 4)
 def bsm_update(state, prior_params, params, stats, data, i, j, za, zb, order, n_scans, key,
                scr, log_w):
     """One bSM Metropolis-Hastings update.

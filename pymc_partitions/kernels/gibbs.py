@@ -53,11 +53,16 @@ def update_item(state, prior_params, params, stats, data, i, u, log_w):
     n_options = conditional_log_weights(state, prior_params, params, stats, data, i, log_w)
     # 3. Draw the block and put item i into it.
     a, _ = sample_log_weights(log_w, n_options, u)
+    # With no choice, undo step 1: a closed k_old is still the top free slot, so it
+    # reopens. (One call site of open_new_block: numba inlines it once.)
     if a == NO_CHOICE:
-        # Undo step 1; a closed k_old is still the top free slot, so it reopens.
-        k = open_new_block(state, params, stats) if state.sizes[k_old] == 0 else k_old
+        opens = state.sizes[k_old] == 0
     else:
-        k = open_new_block(state, params, stats) if a == n_options - 1 else state.active[a]
+        opens = a == n_options - 1
+    if opens:
+        k = open_new_block(state, params, stats)
+    else:
+        k = k_old if a == NO_CHOICE else state.active[a]
     put_in(state, params, stats, data, i, k)
     return k if a != NO_CHOICE else NO_CHOICE
 

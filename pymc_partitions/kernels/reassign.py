@@ -65,11 +65,9 @@ def conditional_log_weights(state, prior_params, params, stats, data, i, log_w):
     Returns K + 1, the number of options.
     """
     n_active = state.counts[0]
-    for a in range(n_active):
-        log_w[a] = log_weight(state, prior_params, params, stats, data, i, state.active[a],
-                              n_active)
-    log_w[n_active] = log_weight(state, prior_params, params, stats, data, i,
-                                 top_free_slot(state), n_active)
+    for a in range(n_active + 1):  # one call site: numba inlines log_weight once
+        k = state.active[a] if a < n_active else top_free_slot(state)
+        log_w[a] = log_weight(state, prior_params, params, stats, data, i, k, n_active)
     return n_active + 1
 
 

@@ -59,8 +59,7 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.bookkeeping import log_joint, move_item, open_new_block
 from pymc_partitions.kernels.errors import NAN_SPLIT_MERGE_MESSAGE
-from pymc_partitions.kernels.gibbs import sweep_in_order
-from pymc_partitions.kernels.random import bounded, counter_uniform, random_key, shuffle
+from pymc_partitions.kernels.random import bounded, counter_uniform, random_key
 from pymc_partitions.kernels.reassign import log_weight, put_in, take_out
 
 # Outcomes of one update (``split_merge_update``'s return value).
@@ -194,73 +193,85 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     restored); log_q the log probability of the restricted-Gibbs split
     (the proposal for a split, the forced reverse for a merge); log_ratio the log
     Metropolis-Hastings ratio (-inf when the move is impossible).
-
-    Split and merge share every step but the direction of the final scan (drawn for
-    a split, forced to z for a merge) and the sign of log q, so each inlined piece
-    (launch, restricted update, sequential allocation, log joint) has one call site:
-    numba types and lowers an inlined primitive once per call site.
     """
     labels = state.labels
     n = labels.shape[0]
     ki, kj = labels[i], labels[j]
-    split = ki == kj
     log_before = log_joint(state, prior_params, params, stats)
     u_accept = counter_uniform(key, (n_scans + 2) * n)
+    if ki == kj:
+        # --- Split ---------------------------------------------------------------
+        n_members = collect_members(labels, ki, ki, i, j, members)
+        k2 = open_new_block(state, params, stats)
+        move_item(state, params, stats, data, j, k2)
+        if proposal == SEQUENTIAL:
+            shuffle_members(members, n_members, key, (n_scans + 3) * n)
+            log_q = sequential_allocation(state, prior_params, params, stats, data, members,
+                                          n_members, ki, k2, key, n, origin, False)
+        elif proposal == RANDOM:
+            launch(state, prior_params, params, stats, data, members, n_members, ki, k2,
+                   key, 0, n)
+            log_q = n_members * LOG_HALF
+        else:
+            # Final restricted scan: the proposal and its probability (eqs. 15-16).
+            log_q = launch(state, prior_params, params, stats, data, members, n_members, ki,
+                           k2, key, n_scans, n)
+            for a in range(n_members):
+                h = members[a]
+                _, log_p = restricted_update(
+                    state, prior_params, params, stats, data, h, ki, k2,
+                    counter_uniform(key, (n_scans + 1) * n + h), -1,
+                )
+                log_q += log_p
+        log_after = log_joint(state, prior_params, params, stats)
+        log_ratio = log_after - log_before - log_q if log_q != -np.inf else -np.inf
+        if np.log(u_accept) < log_ratio:
+            return SPLIT_ACCEPTED, log_q, log_ratio
+        # Reject: everything in k2 goes back to ki.
+        move_item(state, params, stats, data, j, ki)
+        for a in range(n_members):
+            h = members[a]
+            if labels[h] == k2:
+                move_item(state, params, stats, data, h, ki)
+        return (SPLIT_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
+    # --- Merge -------------------------------------------------------------------
     n_members = collect_members(labels, ki, kj, i, j, members)
     if proposal == SEQUENTIAL:
         shuffle_members(members, n_members, key, (n_scans + 3) * n)
-    if split:
-        # j opens the second block; S is then split between ki and kb.
-        kb = open_new_block(state, params, stats)
-        move_item(state, params, stats, data, j, kb)
-    else:
-        kb = kj
-        for a in range(n_members):
-            origin[a] = 1 if labels[members[a]] == kj else 0
-    # 1. log q: the split's probability (eqs. 15-16); for a merge the forced reverse
-    #    split's (eqs. 13-14), which leaves the state equal to z.
-    if proposal == SEQUENTIAL:
-        log_q = sequential_allocation(state, prior_params, params, stats, data, members,
-                                      n_members, ki, kb, key, n, origin, not split)
-    else:
-        log_q = 0.0
-        if split or proposal == RESTRICTED_GIBBS:
-            log_q = launch(state, prior_params, params, stats, data, members, n_members, ki,
-                           kb, key, n_scans if proposal == RESTRICTED_GIBBS else 0, n)
-        if proposal == RANDOM:
-            log_q = n_members * LOG_HALF
-        else:
-            for a in range(n_members):
-                h = members[a]
-                u = counter_uniform(key, (n_scans + 1) * n + h) if split else 0.0
-                _, log_p = restricted_update(state, prior_params, params, stats, data, h, ki,
-                                             kb, u, -1 if split else origin[a])
-                log_q += log_p
-    # 2. A merge joins kb to ki (kb is freed).
-    if not split:
-        for a in range(n_members):
-            if origin[a] == 1:
-                move_item(state, params, stats, data, members[a], ki)
-        move_item(state, params, stats, data, j, ki)
-    # 3. Accept or reject.
-    log_after = log_joint(state, prior_params, params, stats)
-    if log_q == -np.inf:
-        log_ratio = -np.inf
-    else:
-        log_ratio = log_after - log_before + (-log_q if split else log_q)
-    if np.log(u_accept) < log_ratio:
-        return (SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_q, log_ratio
-    # Reject. Split: everything in kb goes back to ki. Merge: j and its original
-    # members go back to a fresh slot.
-    target = ki if split else open_new_block(state, params, stats)
-    move_item(state, params, stats, data, j, target)
     for a in range(n_members):
-        h = members[a]
-        if (labels[h] == kb) if split else (origin[a] == 1):
-            move_item(state, params, stats, data, h, target)
-    if log_ratio != log_ratio:
-        return FAILED, log_q, log_ratio
-    return (SPLIT_REJECTED if split else MERGE_REJECTED), log_q, log_ratio
+        origin[a] = 1 if labels[members[a]] == kj else 0
+    if proposal == SEQUENTIAL:
+        # The reverse: allocation forced to z's configuration; it leaves the state = z.
+        log_q = sequential_allocation(state, prior_params, params, stats, data, members,
+                                      n_members, ki, kj, key, n, origin, True)
+    elif proposal == RANDOM:
+        log_q = n_members * LOG_HALF
+    else:
+        # Forced scan from the launch state back to z: the reverse split's
+        # probability (eqs. 13-14). It leaves the state equal to z.
+        log_q = launch(state, prior_params, params, stats, data, members, n_members, ki, kj,
+                       key, n_scans, n)
+        for a in range(n_members):
+            _, log_p = restricted_update(
+                state, prior_params, params, stats, data, members[a], ki, kj, 0.0, origin[a]
+            )
+            log_q += log_p
+    # Merge kj into ki.
+    for a in range(n_members):
+        if origin[a] == 1:
+            move_item(state, params, stats, data, members[a], ki)
+    move_item(state, params, stats, data, j, ki)  # kj is freed
+    log_after = log_joint(state, prior_params, params, stats)
+    log_ratio = log_after - log_before + log_q if log_q != -np.inf else -np.inf
+    if np.log(u_accept) < log_ratio:
+        return MERGE_ACCEPTED, log_q, log_ratio
+    # Reject: restore kj (j and its original members) in a fresh slot.
+    k2 = open_new_block(state, params, stats)
+    move_item(state, params, stats, data, j, k2)
+    for a in range(n_members):
+        if origin[a] == 1:
+            move_item(state, params, stats, data, members[a], k2)
+    return (MERGE_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
 
 
 @primitive
@@ -276,24 +287,23 @@ def draw_update(stream, n):
 
 
 @entry
-def run_split_merge(stream, n_proposals, n_scans, proposal, n_gibbs_sweeps, state,
-                    prior_params, params, stats, data, log_w, order, members, origin,
-                    outcomes):
-    """SM(t, m, n): ``n_proposals`` split-merge updates, then ``n_gibbs_sweeps`` Gibbs
-    sweeps (Neal 2000, Alg. 3), drawing from ``stream``.
+def run_split_merge(stream, n_proposals, n_scans, proposal, state, prior_params, params,
+                    stats, data, members, origin, outcomes):
+    """SM(t, m, n) without its n Gibbs sweeps: ``n_proposals`` split-merge updates,
+    drawing from ``stream``. The sweeps are ``gibbs.run_sweeps`` on the same stream
+    afterwards (the same draws as one kernel doing both; the sweep is compiled once,
+    for Gibbs and split-merge alike, not inlined again here).
 
     stream : (4,) uint64, a :mod:`~pymc_partitions.kernels.random` stream, advanced
     in place. Each update draws (i, j), a uniformly random pair of distinct items,
     and a 64-bit key for its counter-based uniforms. outcomes : (4,) int64,
     incremented at the index of each update's outcome (``SPLIT_REJECTED`` ...
-    ``MERGE_ACCEPTED``). log_w (n + 1,) float64, order, members, origin (n,) int64:
-    scratch.
+    ``MERGE_ACCEPTED``). members, origin (n,) int64: scratch.
 
-    Returns -1, or the item whose update failed (an update's i when it returned
-    ``FAILED``, a Gibbs item with no block of positive weight); the run stops there
-    with the state a valid partition. Callers must raise (``errors.check_item``).
+    Returns -1, or the item i of an update that returned ``FAILED``; the run stops
+    there with the state a valid partition. Callers must raise (``errors.check_item``).
     """
-    n = order.shape[0]
+    n = members.shape[0]
     for _ in range(n_proposals):
         i, j, key = draw_update(stream, n)
         outcome, _, _ = split_merge_update(state, prior_params, params, stats, data, i, j, key,
@@ -301,11 +311,6 @@ def run_split_merge(stream, n_proposals, n_scans, proposal, n_gibbs_sweeps, stat
         if outcome == FAILED:
             return i
         outcomes[outcome] += 1
-    for _ in range(n_gibbs_sweeps):
-        shuffle(stream, order, n)
-        failed = sweep_in_order(stream, state, prior_params, params, stats, data, log_w, order)
-        if failed >= 0:
-            return failed
     return -1
 
 

@@ -148,10 +148,13 @@ class CoupledPair:
                             self.data, x.log_w, x.order)
         else:
             failed = split_merge.run_split_merge(
-                self.stream, sm["n_proposals"], sm["n_restricted_scans"], sm["proposal"], 1,
-                x.state, self.prior_params, self.params, x.stats, self.data, x.log_w, x.order,
-                self._members, self._origin, self._outcomes,
+                self.stream, sm["n_proposals"], sm["n_restricted_scans"], sm["proposal"],
+                x.state, self.prior_params, self.params, x.stats, self.data, self._members,
+                self._origin, self._outcomes,
             )
+            if failed < 0:  # then one Gibbs sweep, on the same stream
+                failed = gibbs.run_sweeps(self.stream, 1, x.state, self.prior_params,
+                                          self.params, x.stats, self.data, x.log_w, x.order)
         self._raise_if_failed(failed)
 
     def _coupled_move(self):

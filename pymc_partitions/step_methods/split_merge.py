@@ -124,13 +124,12 @@ class SplitMerge(PartitionStep):
     def move(self, stream, chain, prior_params, params, stats, data):
         outcomes = self._outcomes
         outcomes[:] = 0
-        # The updates, then the sweeps, timed apart (the draws are those of one
-        # run_split_merge call with the sweeps: the same stream, in the same order).
+        # The updates, then the sweeps on the same stream, timed apart.
         start = time.perf_counter()
         failed = split_merge.run_split_merge(
             stream, self.n_proposals, self.n_restricted_scans, PROPOSALS[self.proposal],
-            0, chain.state, prior_params, params, stats, data,
-            chain.log_w, chain.order, self._members, self._origin, outcomes,
+            chain.state, prior_params, params, stats, data, self._members, self._origin,
+            outcomes,
         )
         split_merge_seconds = time.perf_counter() - start
         start = time.perf_counter()
