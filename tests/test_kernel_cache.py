@@ -207,7 +207,7 @@ def test_gibbs_dependencies():
     registered component), not on the modules of other moves."""
     gibbs = {p.relative_to(KERNELS).as_posix() for p in module_dependencies()[KERNELS / "gibbs.py"]}
     for used in ("reassign.py", "bookkeeping.py", "components/base.py",
-                 "components/normal.py", "priors/gibbs_type.py", "priors/crp.py", "loo.py"):
+                 "components/normal.py", "priors/crp.py", "loo.py"):
         assert used in gibbs, used
     assert not gibbs & set(OUTSIDE_GIBBS)
 

@@ -18,7 +18,12 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 from numba.extending import overload
 
-from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_impl
+from pymc_partitions.kernels.dispatch import (
+    OVERLOAD_JIT_OPTIONS,
+    lookup,
+    overload_callable,
+    overload_impl,
+)
 
 
 class ComponentFunctions(NamedTuple):
@@ -124,16 +129,6 @@ def _untempered_log_pred(params, stats, data, i, k):
     return _lookup(params, "log_pred")(params, stats, data, i, k)
 
 
-def _untempered_log_marginal(params, stats, k):
-    """The component's own ``log_marginal`` (see :func:`_untempered_log_pred`)."""
-    return _lookup(params, "log_marginal")(params, stats, k)
-
-
-def _untempered_log_pred_block(params, stats, data, items, k):
-    """The component's own ``log_pred_block`` (see :func:`_untempered_log_pred`)."""
-    return _lookup(params, "log_pred_block")(params, stats, data, items, k)
-
-
 def chain_rule_log_pred_block(params, stats, data, items, k):
     """The default ``log_pred_block``: the chain rule, C's items added to slot k one at
     a time, their predictive terms summed, then taken out again (c ``log_pred``, c
@@ -154,25 +149,24 @@ def _impl_for(params, name):
 
 
 def _times_inv_t(params, name):
-    """The overload of a log density: the component's own primitive (the overload of
-    ``_untempered_<name>``, compiled once per component type and shared with every
-    primitive built on it, such as a closed-form ``log_pred_block`` calling
-    ``log_pred``) times ``params.inv_t``, a run-time field (1.0 unless tempered: one
-    compiled kernel serves every temperature, and x * 1.0 is x bit for bit)."""
-    if _impl_for(params, name) is None:
+    """The overload of a log density: the component's primitive times ``params.inv_t``
+    (a run-time field, 1.0 unless tempered: one compiled kernel serves every
+    temperature, and x * 1.0 is x bit for bit)."""
+    inner = overload_callable(_REGISTRY, params, name)
+    if inner is None:
         return None
     # (numba needs the overload's argument names to be the generic function's)
     if name == "log_marginal":
         def tempered_log_marginal(params, stats, k):
-            return params.inv_t * _untempered_log_marginal(params, stats, k)
+            return params.inv_t * inner(params, stats, k)
         return tempered_log_marginal
     if name == "log_pred_block":
         def tempered_log_pred_block(params, stats, data, items, k):
-            return params.inv_t * _untempered_log_pred_block(params, stats, data, items, k)
+            return params.inv_t * inner(params, stats, data, items, k)
         return tempered_log_pred_block
 
     def tempered_log_pred(params, stats, data, i, k):
-        return params.inv_t * _untempered_log_pred(params, stats, data, i, k)
+        return params.inv_t * inner(params, stats, data, i, k)
     return tempered_log_pred
 
 
@@ -184,16 +178,6 @@ def _ol_log_pred(params, stats, data, i, k):
 @overload(_untempered_log_pred, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_untempered_log_pred(params, stats, data, i, k):
     return _impl_for(params, "log_pred")
-
-
-@overload(_untempered_log_marginal, jit_options=OVERLOAD_JIT_OPTIONS)
-def _ol_untempered_log_marginal(params, stats, k):
-    return _impl_for(params, "log_marginal")
-
-
-@overload(_untempered_log_pred_block, jit_options=OVERLOAD_JIT_OPTIONS)
-def _ol_untempered_log_pred_block(params, stats, data, items, k):
-    return _impl_for(params, "log_pred_block")
 
 
 @overload(add, jit_options=OVERLOAD_JIT_OPTIONS)

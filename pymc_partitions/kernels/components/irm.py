@@ -83,7 +83,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
-from pymc_partitions.kernels.components.base import _untempered_log_pred, register
+from pymc_partitions.kernels.components.base import register
 
 # Positions in IRMStats.meta.
 _N_ACTIVE = 0
@@ -389,8 +389,8 @@ def log_pred_block(params, stats, data, items, k):
     scratch and cleared).
     """
     c = items.shape[0]
-    if c == 1:  # the compiled log_pred, not a second inlined copy of it
-        return _untempered_log_pred(params, stats, data, items[0], k)
+    if c == 1:
+        return log_pred(params, stats, data, items[0], k)
     a, b = params.a, params.b
     indptr, indices = data[0], data[1]
     slot, sizes, edges, active = stats.slot, stats.sizes, stats.edges, stats.active

@@ -18,11 +18,6 @@ fixed, so with W(0) := 1
     log_prior_pred  = log W(size + 1) - log W(size) + log V(n_blocks + [size == 0]) (- common)
     log_prior_block = log W(size + c) - log W(size) + log V(n_blocks + [size == 0]) (- common).
 
-All of them are one record type, :class:`.gibbs_type.GibbsTypeParams` (tables of
-these terms, built by each prior module's ``make_params``), so a move compiles once
-per likelihood, not once per (prior, likelihood). A prior of another form registers
-its own record (:func:`.base.register`).
-
 Why a block primitive: adding C's items one at a time and summing
 ``log_prior_pred`` (the chain rule) telescopes to the same value only when every
 intermediate ratio V(K + 1)/V(K) is finite. For a fixed number of blocks
@@ -31,14 +26,7 @@ intermediate ratios are 0/0, so block moves (:mod:`..sweep_block`) use
 ``log_prior_block`` for the prior part.
 """
 
-from pymc_partitions.kernels.priors import (
-    crp,
-    falling_factorial,
-    fixed_blocks,
-    gibbs_type,
-    mfm,
-    pitman_yor,
-)
+from pymc_partitions.kernels.priors import crp, falling_factorial, fixed_blocks, mfm, pitman_yor
 from pymc_partitions.kernels.priors.base import (
     log_prior,
     log_prior_block,
@@ -50,7 +38,6 @@ __all__ = [
     "crp",
     "falling_factorial",
     "fixed_blocks",
-    "gibbs_type",
     "log_prior",
     "log_prior_block",
     "log_prior_pred",

@@ -15,10 +15,21 @@ The total is unnormalised: the normaliser is the number of proper q-colourings
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from pymc_partitions.kernels.priors.gibbs_type import gibbs_type
+from pymc_partitions.kernels._jit import primitive
+from pymc_partitions.kernels.priors.base import register
+
+
+class FallingFactorialParams(NamedTuple):
+    """q: int, the number of colours; log_v: (n+2,) float64,
+    log_v[K] = log q!/(q-K)! for K <= q, -inf beyond. Build with :func:`make_params`."""
+
+    q: int
+    log_v: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 def make_params(q, n):
@@ -29,5 +40,25 @@ def make_params(q, n):
     log_v = np.full(n + 2, -np.inf)
     ok = K <= q
     log_v[ok] = [math.lgamma(q + 1) - math.lgamma(q - t + 1) for t in K[ok]]
-    new = np.append(log_v[1:], -np.inf)  # V(K + 1): a new block's weight
-    return gibbs_type(n, join=0.0, stay=log_v, new=new, log_v=log_v, log_w=0.0)
+    return FallingFactorialParams(q, log_v)
+
+
+@primitive
+def log_prior_pred(prior_params, size, n_blocks):
+    if size == 0:
+        return prior_params.log_v[n_blocks + 1]
+    return prior_params.log_v[n_blocks]
+
+
+@primitive
+def log_prior_block(prior_params, size, c, n_blocks):
+    return log_prior_pred(prior_params, size, n_blocks)
+
+
+@primitive
+def log_prior(prior_params, sizes, active, n_active, n):
+    return prior_params.log_v[n_active]
+
+
+register(FallingFactorialParams, log_prior_pred=log_prior_pred, log_prior=log_prior,
+         log_prior_block=log_prior_block)

@@ -11,9 +11,21 @@ stays alone), so no Gibbs move opens or empties a block. The weights are the
 absolute values of V (0 or -inf), not ratios: V(K + 1)/V(K) is 0/0 for K != k.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
-from pymc_partitions.kernels.priors.gibbs_type import gibbs_type
+from pymc_partitions.kernels._jit import primitive
+from pymc_partitions.kernels.priors.base import register
+
+
+class FixedBlocksParams(NamedTuple):
+    """k: int, the number of blocks (1 <= k <= n); log_norm: float, -log S(n, k).
+    Build with :func:`make_params`."""
+
+    k: int
+    log_norm: float
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 def log_stirling2(n, k):
@@ -35,8 +47,32 @@ def make_params(k, n):
     k, n = int(k), int(n)
     if not 1 <= k <= n:
         raise ValueError(f"FixedBlocks needs 1 <= k <= n; got k = {k}, n = {n}.")
-    log_v = np.full(n + 2, -np.inf)  # V(K) = 1{K = k}, normalised
-    log_v[k] = -log_stirling2(n, k)
-    stay = np.where(np.arange(n + 2) == k, 0.0, -np.inf)
-    new = np.append(stay[1:], -np.inf)  # V(K + 1)
-    return gibbs_type(n, join=0.0, stay=stay, new=new, log_v=log_v, log_w=0.0)
+    return FixedBlocksParams(k, -log_stirling2(n, k))
+
+
+@primitive
+def _log_v(prior_params, n_blocks):
+    return 0.0 if n_blocks == prior_params.k else -np.inf
+
+
+@primitive
+def log_prior_pred(prior_params, size, n_blocks):
+    if size == 0:
+        return _log_v(prior_params, n_blocks + 1)
+    return _log_v(prior_params, n_blocks)
+
+
+@primitive
+def log_prior_block(prior_params, size, c, n_blocks):
+    return log_prior_pred(prior_params, size, n_blocks)
+
+
+@primitive
+def log_prior(prior_params, sizes, active, n_active, n):
+    if n_active == prior_params.k:
+        return prior_params.log_norm
+    return -np.inf
+
+
+register(FixedBlocksParams, log_prior_pred=log_prior_pred, log_prior=log_prior,
+         log_prior_block=log_prior_block)

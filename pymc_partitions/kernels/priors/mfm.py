@@ -21,11 +21,25 @@ vector (k = 1..kmax), see :mod:`pymc_partitions.distributions.priors` for how an
 infinite-support p_K is truncated.
 """
 
+import math
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
-from pymc_partitions.kernels.priors.gibbs_type import gibbs_type, lgamma_table
+from pymc_partitions.kernels._jit import primitive
+from pymc_partitions.kernels.priors.base import register
+
+
+class MFMParams(NamedTuple):
+    """gamma: float (> 0); log_v: (n+2,) float64, log_v[t] = log V_n(t) (-inf where
+    V_n(t) = 0, i.e. t > kmax and t = n+1); log_join: (n+1,) float64,
+    log_join[m] = log(m + gamma). Build with :func:`make_params`."""
+
+    gamma: float
+    log_v: np.ndarray
+    log_join: np.ndarray
+    inv_t: float = 1.0  # 1/t: a tempered target (kernels/tempering.py)
 
 
 @lru_cache(maxsize=8)
@@ -70,14 +84,35 @@ def make_params(gamma, log_pk, n):
     gamma = float(gamma)
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"MFM needs gamma > 0, got {gamma!r}.")
-    log_vn_t = log_vn(gamma, log_pk, n)  # (n+2,)
-    log_gamma = np.log(gamma)
-    join = np.log(np.arange(n + 1, dtype=np.float64) + gamma)
-    new = np.append(log_gamma + log_vn_t[1:], -np.inf)  # gamma V_n(t + 1)
-    # W(m) = gamma^(m) = Gamma(gamma + m) / Gamma(gamma); normalised by W(1) = gamma,
-    # whose t factors go into log_v.
-    lg = lgamma_table(gamma, n + 2)  # lgamma(gamma + m), m = 0..n+1
-    log_w = lg - lg[1]
-    log_w[0] = 0.0
-    log_v = log_vn_t + np.arange(n + 2) * log_gamma
-    return gibbs_type(n, join=join, stay=log_vn_t, new=new, log_v=log_v, log_w=log_w)
+    log_join = np.log(np.arange(n + 1, dtype=np.float64) + gamma)
+    return MFMParams(gamma, log_vn(gamma, log_pk, n), log_join)
+
+
+@primitive
+def log_prior_pred(prior_params, size, n_blocks):
+    # Common term dropped: prod W of the other blocks.
+    if size == 0:
+        return math.log(prior_params.gamma) + prior_params.log_v[n_blocks + 1]
+    return prior_params.log_join[size] + prior_params.log_v[n_blocks]
+
+
+@primitive
+def log_prior_block(prior_params, size, c, n_blocks):
+    g = prior_params.gamma
+    if size == 0:
+        return math.lgamma(g + c) - math.lgamma(g) + prior_params.log_v[n_blocks + 1]
+    return math.lgamma(g + size + c) - math.lgamma(g + size) + prior_params.log_v[n_blocks]
+
+
+@primitive
+def log_prior(prior_params, sizes, active, n_active, n):
+    g = prior_params.gamma
+    acc = prior_params.log_v[n_active]
+    lg = math.lgamma(g)
+    for a in range(n_active):
+        acc += math.lgamma(g + sizes[active[a]]) - lg
+    return acc
+
+
+register(MFMParams, log_prior_pred=log_prior_pred, log_prior=log_prior,
+         log_prior_block=log_prior_block)
