@@ -2,6 +2,7 @@
 dispatch wrapper, the mutation (§3.1) and random exchange (§3.6) kernels, and their
 exactness on a temperature ladder against the enumerated targets."""
 
+import collections
 import itertools
 from math import comb
 
@@ -129,6 +130,11 @@ def test_temper_validates():
         temper(None, None, 0.0)
     with pytest.raises(ValueError, match="inverse temperature"):
         temper(None, None, np.inf)
+    # A record without the inv_t field (a component written before tempering was a
+    # field) is read untempered by the kernels and refused by temper, by name.
+    Legacy = collections.namedtuple("Legacy", ["a"])
+    with pytest.raises(TypeError, match="Legacy has no 'inv_t' field"):
+        temper(Legacy(1), Legacy(2), 0.5)
 
 
 def tempered_gibbs_move(inv_t):

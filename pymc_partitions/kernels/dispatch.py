@@ -50,3 +50,10 @@ def overload_callable(registry, params, name):
             _JITTED[fn] = njit(inline="always")(fn)
         fn = _JITTED[fn]
     return fn
+
+
+def has_inverse_temperature(params):
+    """Whether the record class of ``params`` (a value or a numba type) has the
+    ``inv_t`` field of a temperable target; a record without it (a user's component
+    written before tempering was a field) is read untempered."""
+    return "inv_t" in getattr(params_class(params), "_fields", ())

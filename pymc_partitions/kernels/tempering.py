@@ -52,6 +52,12 @@ def temper(prior_params, params, inv_t):
     """``(prior_params, params)`` with ``inv_t`` = 1/t: the target pi(z)^(1/t) for the
     moves, in their argument order (prior first)."""
     inv_t = check_inverse_temperature(inv_t)
+    for record in (prior_params, params):
+        if "inv_t" not in getattr(type(record), "_fields", ()):
+            raise TypeError(
+                f"tempering: the params record {type(record).__name__} has no 'inv_t' "
+                f"field; add `inv_t: float = 1.0` as its last field to make it temperable."
+            )
     return prior_params._replace(inv_t=inv_t), params._replace(inv_t=inv_t)
 
 

@@ -20,6 +20,7 @@ from numba.extending import overload
 
 from pymc_partitions.kernels.dispatch import (
     OVERLOAD_JIT_OPTIONS,
+    has_inverse_temperature,
     lookup,
     overload_callable,
     overload_impl,
@@ -86,6 +87,10 @@ def refresh_slots(params, stats, refresh):
         refresh(params, stats, k)
 
 
+def _inv_t(params):
+    return params.inv_t if has_inverse_temperature(params) else 1.0
+
+
 def _lookup(params, name):
     return lookup(_REGISTRY, params, name, "likelihood component")
 
@@ -93,7 +98,7 @@ def _lookup(params, name):
 def log_pred(params, stats, data, i, k):
     """log p(x_i | items in slot k); for an empty slot the prior predictive (times the
     record's ``inv_t``, as every log density below)."""
-    return params.inv_t * _lookup(params, "log_pred")(params, stats, data, i, k)
+    return _inv_t(params) * _lookup(params, "log_pred")(params, stats, data, i, k)
 
 
 def add(params, stats, data, i, k):
@@ -113,14 +118,14 @@ def refresh(params, stats, k):
 
 def log_marginal(params, stats, k):
     """log p(x of slot k's items); 0 for an empty slot."""
-    return params.inv_t * _lookup(params, "log_marginal")(params, stats, k)
+    return _inv_t(params) * _lookup(params, "log_marginal")(params, stats, k)
 
 
 def log_pred_block(params, stats, data, items, k):
     """log p(x_C | items in slot k) for the unassigned items C = ``items`` ((c,) int64)
     joining slot k together; for an empty slot the prior predictive of C. Leaves the
     statistics as they were."""
-    return params.inv_t * _lookup(params, "log_pred_block")(params, stats, data, items, k)
+    return _inv_t(params) * _lookup(params, "log_pred_block")(params, stats, data, items, k)
 
 
 def _untempered_log_pred(params, stats, data, i, k):
@@ -153,8 +158,8 @@ def _times_inv_t(params, name):
     (a run-time field, 1.0 unless tempered: one compiled kernel serves every
     temperature, and x * 1.0 is x bit for bit)."""
     inner = overload_callable(_REGISTRY, params, name)
-    if inner is None:
-        return None
+    if inner is None or not has_inverse_temperature(params):
+        return _impl_for(params, name)
     # (numba needs the overload's argument names to be the generic function's)
     if name == "log_marginal":
         def tempered_log_marginal(params, stats, k):
