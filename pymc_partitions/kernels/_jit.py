@@ -11,12 +11,20 @@ component/prior pair (Beta-Bernoulli, CRP; cold cache): run_split_merge 31.5 s -
 24.8 s and split_merge_entry 32.9 s -> 5.2 s to compile, the update's run time
 unchanged (ratio 1.01, medians of 8 alternated runs). Its inner pieces (launch,
 restricted scans) stay inlined: as routines they cost 26 % of the update's time.
+Never called from Python: compiled without a CPython or cfunc wrapper.
 
 ``entry``: a loop called from Python (a sweep, a block move). Compiled without
 numba's reference-counting runtime (``_nrt=False``): an entry never allocates, its
 scratch arrays are passed in. With reference counting, every tuple-of-arrays
 access on the hot path paid atomic reference-count traffic: a Gibbs sweep at
-N = 300 measured 0.27 ms against 0.058 ms without.
+N = 300 measured 0.27 ms against 0.058 ms without. No cfunc wrapper (nothing calls
+an entry through ctypes).
+
+Saying what compiles: :class:`CompileAnnouncer` listens to numba's ``numba:compile``
+event (it fires on a real compile, never on a load from the cache) and logs one INFO
+line when a kernel of the package starts compiling (the outermost one: what it
+inlines and links is part of it), and, with ``PMP_COMPILE_LOG`` set, appends the
+seconds it took to that file.
 
 Cache consistency: numba keys a cached function by its own source file (its
 modification time and size), its bytecode, its signature, the CPU and numba's
@@ -43,9 +51,8 @@ registry that the modules calling ``register`` fill at import; each of those
 imports the base module and names the registry, which is how they are found (a
 docstring that merely mentions it only adds a dependency). So every move that uses
 a generic primitive depends on every component and prior (the packages' ``__init__``
-import them all) and on ``tempering.py`` and ``loo.py``, which register
-implementations (the tempered wrappers, a null component) although no move imports
-them. A test checks the rule against the live registries. Not covered, as before:
+import them all) and on ``loo.py``, which registers an implementation (a null
+component) although no move imports it. A test checks the rule against the live registries. Not covered, as before:
 implementations registered from outside the package (a user's or a test's
 component): after editing one, delete the cache.
 
@@ -53,8 +60,11 @@ Each Python version (numba's file tag, e.g. ``py312``) keeps its own fingerprint
 and drops only its own files, so two environments sharing one source tree do not
 erase each other's cache. Cache files are found in the source tree and, when
 ``NUMBA_CACHE_DIR`` is set (as CI does), in numba's folder for each source
-directory there. Not covered: a read-only install without ``NUMBA_CACHE_DIR``, where
-numba caches in a user directory this function does not touch.
+directory there; the fingerprints are recorded beside the cache in use (in
+``NUMBA_CACHE_DIR`` when it is set, else in the tree), so a run with another cache
+folder never vouches for this one. Not covered: a read-only install without
+``NUMBA_CACHE_DIR``, where numba caches in a user directory this function does not
+touch.
 """
 
 import hashlib
