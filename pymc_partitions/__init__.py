@@ -94,7 +94,11 @@ __all__ = [
 def __getattr__(name):
     # Loads the PyMC-facing parts once and makes every public name a module global,
     # so this runs only for names not there yet.
-    if name.startswith("_"):  # private names and submodules are never lazy
+    # Only the public names load the API. Anything else (a submodule not imported yet,
+    # e.g. ``from pymc_partitions import compat`` inside the package) must fail here, so
+    # that the import system imports the submodule itself: loading the API from the
+    # middle of a submodule's import would be an import cycle.
+    if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 

@@ -52,6 +52,18 @@ def test_a_model_built_from_submodules_registers_the_steps():
     assert out == ["False", "True"]
 
 
+@pytest.mark.parametrize("module", ["pymc_partitions.step_methods.pbc",
+                                    "pymc_partitions.step_methods",
+                                    "pymc_partitions.unbiased.runner",
+                                    "pymc_partitions.analysis"])
+def test_a_submodule_imports_first(module):
+    """Regression: ``from pymc_partitions import compat`` inside a submodule imported
+    first (``examples/benchmark_pbc.py`` imports the PBC step module directly) went to
+    the package's ``__getattr__``, which loaded the whole API from the middle of that
+    import: a circular ImportError."""
+    assert _run(f"import {module}; print('ok')") == ["ok"]
+
+
 def test_unknown_name_is_an_attribute_error():
     import pymc_partitions as pmp
 
