@@ -94,13 +94,16 @@ __all__ = [
 def __getattr__(name):
     # Loads the PyMC-facing parts once and makes every public name a module global,
     # so this runs only for names not there yet.
-    # Only the public names load the API. Anything else (a submodule not imported yet,
-    # e.g. ``from pymc_partitions import compat`` inside the package) must fail here, so
-    # that the import system imports the submodule itself: loading the API from the
-    # middle of a submodule's import would be an import cycle.
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
+    import importlib.util
+
+    # Only the public names load the API. A submodule (``pmp.distributions``, or
+    # ``from pymc_partitions import compat`` inside the package) is imported alone:
+    # loading the API from the middle of a submodule's import would be an import cycle.
+    if name not in __all__:
+        if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
     _api = importlib.import_module(f"{__name__}._api")
 

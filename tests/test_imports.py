@@ -64,6 +64,12 @@ def test_a_submodule_imports_first(module):
     assert _run(f"import {module}; print('ok')") == ["ok"]
 
 
+def test_a_subpackage_is_an_attribute():
+    """``pmp.distributions`` without any import of it first (tests and users do it)."""
+    assert _run("import pymc_partitions as pmp; print(pmp.distributions.__name__)") == [
+        "pymc_partitions.distributions"]
+
+
 def test_unknown_name_is_an_attribute_error():
     import pymc_partitions as pmp
 
