@@ -67,7 +67,7 @@ To try one scenario's child by hand:
 
 Measured
 --------
-(figures: see README 'Compile time')
+Measured at a5f2ade against ff7c98c (Python 3.11, idle machine): README, "Compile time".
 """
 
 import argparse
