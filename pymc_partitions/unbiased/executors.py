@@ -113,6 +113,27 @@ class Executor:
         if self.owned:
             self.executor.shutdown(wait=True, cancel_futures=True)
 
+    def abandon(self):
+        """The run stops early (Ctrl-C, an error): cancel the tasks not started and, for
+        a pool created for the run, stop its workers now. A running task is a batch of
+        pairs in compiled code that does not see the caller's interrupt; left alone it
+        runs to its end, and the interpreter waits for it at exit (68-80 s measured for
+        the README's run). A pool the user passed is theirs: its running tasks finish."""
+        if not self.owned:
+            return
+        terminate = getattr(self.executor, "terminate_workers", None)  # Python >= 3.14
+        if terminate is not None:
+            terminate()
+            return
+        # Before 3.14 the pool has no public way to stop running workers; read them
+        # before shutdown, which forgets them.
+        processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=10)
+
 
 #: A run is split into at least this many tasks (if it has as many items).
 MIN_TASKS = 100
@@ -179,8 +200,7 @@ def run_tasks(runner, fn, payload, item_batches, deadline, description, progress
         except BaseException:
             for future in futures:
                 future.cancel()
-            if runner.owned:
-                runner.executor.shutdown(wait=False, cancel_futures=True)
+            runner.abandon()
             raise
     return results, unstarted
 
