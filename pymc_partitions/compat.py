@@ -1038,8 +1038,13 @@ PATCHES = [
             "pymc.sampling:sample",
             "pymc:sample",
         ),
+        # The others only mention a sample( (nutpie.sample, approx.sample, a
+        # docstring): reviewed, none calls pm.sample.
         relies_on=(
             "pymc.sampling.mcmc:sample",
+            "pymc.sampling.mcmc:_sample_external_nuts",
+            "pymc.sampling.mcmc:init_nuts",
+            "pymc.sampling.mcmc:instantiate_steppers",
         ),
         fingerprints={
             "5.28": {
@@ -1053,6 +1058,9 @@ PATCHES = [
                      "nuts_sampler_kwargs=None, callback=None, mp_ctx=None, blas_cores='auto', "
                      "model=None, compile_kwargs=None, **kwargs)"),
                     "bf7ebf30a6f4f8e3"),
+                "pymc.sampling.mcmc:_sample_external_nuts": "3f42345026c4e45e",
+                "pymc.sampling.mcmc:init_nuts": "ee7de32c4a194d2b",
+                "pymc.sampling.mcmc:instantiate_steppers": "979e73b766dd75fe",
             },
             "6.4": {
                 "pymc.sampling.mcmc:sample": (
@@ -1065,6 +1073,9 @@ PATCHES = [
                      "nuts_sampler_kwargs=None, callback=None, mp_ctx=None, blas_cores='auto', "
                      "model=None, backend=None, compile_kwargs=None, **kwargs)"),
                     "05d80c2830f96cff"),
+                "pymc.sampling.mcmc:_sample_external_nuts": "a28f7004929dbacb",
+                "pymc.sampling.mcmc:init_nuts": "4d0a57e9d4b62722",
+                "pymc.sampling.mcmc:instantiate_steppers": "1082078037af0581",
             },
         },
     ),

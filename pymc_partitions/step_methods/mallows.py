@@ -193,6 +193,23 @@ class MallowsGibbs(PartitionStep):
     slice_width : float, default 1.0
         Slice sampling's initial interval width w on theta (at most 50 steps out;
         ``"slice"`` only).
+    split_merge : bool, default False
+        Add ``n_split_merge`` split-merge Metropolis-Hastings updates per iteration,
+        between step 1 and step 2 (:mod:`pymc_partitions.kernels.mallows_split_merge`:
+        Jain & Neal 2004's restricted-Gibbs launch, here with each cluster's (sigma,
+        theta) held fixed through the launch and a split's new cluster parameters
+        drawn exactly from P0(. | pi_j); the ratio carries m(pi_j) / GM(pi_j | phi_j)
+        with m of Lemma 1). Exact (tested against enumeration). The paper has no such
+        move: Slice-Gibbs and Beta-Gibbs move one ranking at a time and cannot pull a
+        fitted cluster apart (two merged true clusters stay merged; README).
+        ``method="slice"`` only: Beta-Gibbs integrates theta out of the partition
+        moves, where a ranking's weight in a cluster depends on the cluster's other
+        rankings (Lemma 6), which the move's fixed-parameter scans do not implement.
+    n_split_merge : int, default 20
+        Split-merge updates per iteration (``split_merge=True``).
+    n_restricted_scans : int, default 5
+        Intermediate restricted Gibbs scans of the launch (Jain & Neal's t; 0: the
+        launch is the uniformly random split).
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
@@ -203,6 +220,10 @@ class MallowsGibbs(PartitionStep):
         of the explicit state
     sigma_accept : fraction of sigma proposals accepted this iteration (NaN when
         none was made: Beta-Gibbs with one-ranking clusters only)
+    split_proposed, split_accepted, merge_proposed, merge_accepted : int, this
+        iteration's split-merge counts (declared only with ``split_merge=True``; the
+        run's rates: ``idata.sample_stats.split_accepted.sum() /
+        idata.sample_stats.split_proposed.sum()``)
     mallows_sigma : (K_max, n) int16, central permutation (items best first) of
         canonical block k of the draw, -1 beyond its blocks
     mallows_theta : (K_max, T) float32, its dispersions theta_1..theta_T, NaN beyond
