@@ -48,6 +48,12 @@ log_likelihood     ``pymc.stats.log_density.compute_log_         none: PyMC eval
                    ``pm.compute_log_likelihood``, ``pymc.stats.  elementwise logp, one
                    compute_log_likelihood``): pointwise leave-   joint term for a collapsed
                    one-out terms for collapsed likelihoods       likelihood
+sample_checks      ``pymc.sampling.mcmc.sample`` wrapped (and    none: PyMC reads
+                   ``pm.sample``): ``idata_kwargs=               ``idata_kwargs`` only
+                   {"log_likelihood": ...}`` asking for a        after the last draw
+                   GeneralizedMallows term is refused before
+                   the first draw (``pm.compute_log_likelihood``
+                   refuses it with the same message)
 gradient_logp      ``Model.logp_dlogp_function`` wrapped: an     none: PyMC's gradient
                    observed term whose log density cannot be     steps compile the whole
                    evaluated (an op's ``logp_unavailable``:      model's log density and
@@ -645,6 +651,36 @@ def install_log_likelihood():
     install_patches(["log_likelihood"])
 
 
+# --- sample_checks: refusals that would otherwise come after the last draw -------------
+
+
+def _sample_checks_wrapper(original):
+    """``pm.sample`` after the checks of its arguments that PyMC only acts on once
+    every draw is made: ``idata_kwargs={"log_likelihood": ...}`` asking for the
+    log-likelihood of a GeneralizedMallows
+    (:func:`pymc_partitions.analysis.loo.check_log_likelihood_request`), which
+    ``pm.compute_log_likelihood`` refuses, is refused before the first draw."""
+    signature = inspect.signature(original)
+
+    def sample(*args, **kwargs):
+        bound = signature.bind_partial(*args, **kwargs).arguments
+        idata_kwargs = bound.get("idata_kwargs")
+        requested = idata_kwargs.get("log_likelihood", False) if isinstance(
+            idata_kwargs, dict) else False
+        if requested is not False and requested is not None:
+            from pymc_partitions.analysis.loo import check_log_likelihood_request
+
+            model = pymc.modelcontext(bound.get("model"))
+            check_log_likelihood_request(model, None if requested is True else requested)
+        return original(*args, **kwargs)
+
+    sample.__doc__ = original.__doc__
+    sample.__name__ = original.__name__
+    sample.__qualname__ = original.__qualname__
+    sample.__module__ = original.__module__
+    return sample
+
+
 # --- population_worker_errors: exceptions from population workers -----------------------
 
 
@@ -982,6 +1018,64 @@ PATCHES = [
                      "compile_kwargs=None)"),
                     "e9bae995f3bcab21"),
                 "pymc.sampling.mcmc:_sample_return": "636bbc93162fee48",
+            },
+        },
+    ),
+    Patch(
+        name="sample_checks",
+        why=(
+            "pm.sample(idata_kwargs={'log_likelihood': True}) on a GeneralizedMallows model "
+            "sampled to the end and then stored one joint term per draw (n <= 7 items; az.loo "
+            "read it as one data point) or failed (n > 7); the wrapper refuses such a request "
+            "before the first draw, with pm.compute_log_likelihood's message. PyMC's sample "
+            "has no hook that sees idata_kwargs before sampling. Re-check that sample takes "
+            "idata_kwargs and model by those names and passes idata_kwargs['log_likelihood'] "
+            "to compute_log_likelihood as var_names (True meaning all)."
+        ),
+        wrap=_sample_checks_wrapper,
+        targets=(
+            "pymc.sampling.mcmc:sample",
+            "pymc.sampling:sample",
+            "pymc:sample",
+        ),
+        # The others only mention a sample( (nutpie.sample, approx.sample, a
+        # docstring): reviewed, none calls pm.sample.
+        relies_on=(
+            "pymc.sampling.mcmc:sample",
+            "pymc.sampling.mcmc:_sample_external_nuts",
+            "pymc.sampling.mcmc:init_nuts",
+            "pymc.sampling.mcmc:instantiate_steppers",
+        ),
+        fingerprints={
+            "5.28": {
+                "pymc.sampling.mcmc:sample": (
+                    ("(draws=1000, *, tune=1000, chains=None, cores=None, random_seed=None, "
+                     "progressbar=True, progressbar_theme=None, quiet=False, step=None, "
+                     "var_names=None, nuts_sampler='pymc', initvals=None, init='auto', "
+                     "jitter_max_retries=10, n_init=200000, trace=None, "
+                     "discard_tuned_samples=True, compute_convergence_checks=True, "
+                     "keep_warning_stat=False, return_inferencedata=True, idata_kwargs=None, "
+                     "nuts_sampler_kwargs=None, callback=None, mp_ctx=None, blas_cores='auto', "
+                     "model=None, compile_kwargs=None, **kwargs)"),
+                    "bf7ebf30a6f4f8e3"),
+                "pymc.sampling.mcmc:_sample_external_nuts": "3f42345026c4e45e",
+                "pymc.sampling.mcmc:init_nuts": "ee7de32c4a194d2b",
+                "pymc.sampling.mcmc:instantiate_steppers": "979e73b766dd75fe",
+            },
+            "6.4": {
+                "pymc.sampling.mcmc:sample": (
+                    ("(draws=1000, *, tune=None, chains=None, cores=None, random_seed=None, "
+                     "progressbar=True, progressbar_theme=None, quiet=False, step=None, "
+                     "var_names=None, nuts_sampler=None, initvals=None, init='auto', "
+                     "jitter_max_retries=10, n_init=200000, trace=None, "
+                     "discard_tuned_samples=True, compute_convergence_checks=True, "
+                     "keep_warning_stat=False, return_inferencedata=True, idata_kwargs=None, "
+                     "nuts_sampler_kwargs=None, callback=None, mp_ctx=None, blas_cores='auto', "
+                     "model=None, backend=None, compile_kwargs=None, **kwargs)"),
+                    "05d80c2830f96cff"),
+                "pymc.sampling.mcmc:_sample_external_nuts": "a28f7004929dbacb",
+                "pymc.sampling.mcmc:init_nuts": "4d0a57e9d4b62722",
+                "pymc.sampling.mcmc:instantiate_steppers": "1082078037af0581",
             },
         },
     ),

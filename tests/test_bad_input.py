@@ -315,6 +315,39 @@ for label, value, error in [("None", None, VE), ("unknown", "gibbs", VE), ("list
     step_case(f"SplitMerge.proposal-{label}",
               lambda m, v=value: pmp.SplitMerge([m["z"]], proposal=v), error, "proposal")
 
+# MallowsGibbs' options are checked before the model is read (any model will do).
+for label, value, error in COUNT_BAD:
+    for arg in ("n_split_merge", "n_restricted_scans"):
+        if label == "zero" and arg == "n_restricted_scans":
+            continue
+        step_case(f"MallowsGibbs.{arg}-{label}",
+                  lambda m, a=arg, v=value: pmp.MallowsGibbs([m["z"]], **{a: v}), error, arg)
+for label, value, error in [("str", "yes", TE), ("int", 1, TE), ("None", None, TE)]:
+    step_case(f"MallowsGibbs.split_merge-{label}",
+              lambda m, v=value: pmp.MallowsGibbs([m["z"]], split_merge=v), error, "split_merge")
+for method in ("exact_beta", "beta"):
+    step_case(f"MallowsGibbs.split_merge-with-{method}",
+              lambda m, k=method: pmp.MallowsGibbs([m["z"]], method=k, split_merge=True), VE,
+              "split_merge")
+
+
+def _gm_sample_log_likelihood(n_items):
+    def call():
+        orderings = np.array([[0, 1, 2, 3], [1, 0, 2, 3], [3, 2, 1, 0], [2, 3, -1, -1]])
+        with pm.Model():
+            z = pmp.CRP("z", alpha=1.0, n=4, summaries=False)
+            pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=0.6, observed=orderings,
+                                   n_items=n_items)
+            pm.sample(draws=2, tune=0, chains=1, cores=1, progressbar=False,
+                      idata_kwargs={"log_likelihood": True})
+    return call
+
+
+# A GeneralizedMallows has no pointwise log-likelihood: refused before the first draw.
+for n_items in (4, 8):
+    case("pm.sample", f"idata_kwargs-log_likelihood-GeneralizedMallows-n{n_items}",
+         _gm_sample_log_likelihood(n_items), VE, "y")
+
 for label, value, error in COUNT_BAD:
     for arg in ("n_restricted_scans", "n_proposals"):
         if label == "zero" and arg == "n_restricted_scans":

@@ -30,6 +30,7 @@ from scipy.special import logsumexp
 
 import pymc_partitions as pmp
 from pymc_partitions import compat
+from pymc_partitions.analysis.loo import _has_group
 from pymc_partitions.kernels.components import add, log_pred, remove
 
 N = 7
@@ -441,3 +442,55 @@ def test_pymc_compute_log_likelihood_gives_the_terms():
         only = pm.compute_log_likelihood(idata, var_names=["y"], extend_inferencedata=False,
                                          progressbar=False)
     assert list(only.data_vars) == ["y"] and only["y"].shape[-1] == N
+
+
+# ------------------------------------------------------------------ 4. GeneralizedMallows
+# Issue 34, item 1: pm.compute_log_likelihood stored one joint (chain, draw) term for a
+# GeneralizedMallows (az.loo: "1 data point") while pmp.compute_log_likelihood refused
+# it; and pm.sample(idata_kwargs={"log_likelihood": True}) with n > 7 items failed
+# only after the last draw. Both entries now refuse with one message, before sampling.
+GM_ORDERINGS = np.array([[0, 1, 2, 3], [1, 0, 2, 3], [3, 2, 1, 0], [2, 3, -1, -1]])
+
+
+def gm_loo_model(n_items=None):
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=GM_ORDERINGS.shape[0])
+        pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=0.6, observed=GM_ORDERINGS,
+                               n_items=n_items)
+    return model
+
+
+def test_mallows_log_likelihood_refused_by_both_entries():
+    model = gm_loo_model()
+    idata = sample(model, draws=10, chains=1, tune=0)
+    messages = []
+    for call in (lambda: pm.compute_log_likelihood(idata, model=model, progressbar=False),
+                 lambda: pm.compute_log_likelihood(idata, var_names=["y"], model=model,
+                                                   progressbar=False),
+                 lambda: pmp.compute_log_likelihood(idata, model),
+                 lambda: pmp.compute_log_likelihood(idata, model, var_names=["y"])):
+        with pytest.raises(ValueError, match="GeneralizedMallows 'y': no pointwise") as err:
+            call()
+        messages.append(str(err.value))
+    assert len(set(messages)) == 1
+    assert "idata_kwargs" in messages[0] and "var_names" in messages[0]
+    assert not _has_group(idata, "log_likelihood")
+
+
+@pytest.mark.parametrize("n_items", [None, 8])
+def test_mallows_log_likelihood_refused_before_the_first_draw(n_items):
+    """pm.sample(idata_kwargs={"log_likelihood": True}) refuses before any draw (the
+    callback never runs), with the same message, for n <= 7 and n > 7 items."""
+    model = gm_loo_model(n_items)
+    draws = []
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # PyMC 6 deprecates idata_kwargs
+        with pytest.raises(ValueError, match="GeneralizedMallows 'y': no pointwise"):
+            pm.sample(draws=5, tune=0, chains=1, cores=1, progressbar=False,
+                      compute_convergence_checks=False, idata_kwargs={"log_likelihood": True},
+                      callback=lambda trace, draw: draws.append(draw))
+        with pytest.raises(ValueError, match="GeneralizedMallows 'y': no pointwise"):
+            pm.sample(draws=5, tune=0, chains=1, cores=1, progressbar=False,
+                      idata_kwargs={"log_likelihood": ["y"]},
+                      callback=lambda trace, draw: draws.append(draw))
+    assert draws == []

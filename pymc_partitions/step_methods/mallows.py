@@ -19,6 +19,7 @@ from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, par
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import mallows_beta as mb
 from pymc_partitions.kernels import mallows_gibbs as mg
+from pymc_partitions.kernels import mallows_split_merge as msm
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.partitions import canonicalize
 from pymc_partitions.step_methods.base import (
@@ -33,6 +34,10 @@ DEFAULT_REPORTED = 64
 METHODS = ("slice", "exact_beta", "beta")
 #: Methods that integrate theta out in the reassignment (Beta-Gibbs, Figure 5).
 BETA_METHODS = ("exact_beta", "beta")
+#: Split-merge updates per iteration (``n_split_merge``) by default.
+DEFAULT_SPLIT_MERGE = 20
+#: Sampler statistics of the split-merge move (``split_merge=True``), per iteration.
+SPLIT_MERGE_STATS = ("split_proposed", "split_accepted", "merge_proposed", "merge_accepted")
 
 
 def mallows_likelihoods(model, rv):
@@ -188,6 +193,23 @@ class MallowsGibbs(PartitionStep):
     slice_width : float, default 1.0
         Slice sampling's initial interval width w on theta (at most 50 steps out;
         ``"slice"`` only).
+    split_merge : bool, default False
+        Add ``n_split_merge`` split-merge Metropolis-Hastings updates per iteration,
+        between step 1 and step 2 (:mod:`pymc_partitions.kernels.mallows_split_merge`:
+        Jain & Neal 2004's restricted-Gibbs launch, here with each cluster's (sigma,
+        theta) held fixed through the launch and a split's new cluster parameters
+        drawn exactly from P0(. | pi_j); the ratio carries m(pi_j) / GM(pi_j | phi_j)
+        with m of Lemma 1). Exact (tested against enumeration). The paper has no such
+        move: Slice-Gibbs and Beta-Gibbs move one ranking at a time and cannot pull a
+        fitted cluster apart (two merged true clusters stay merged; README).
+        ``method="slice"`` only: Beta-Gibbs integrates theta out of the partition
+        moves, where a ranking's weight in a cluster depends on the cluster's other
+        rankings (Lemma 6), which the move's fixed-parameter scans do not implement.
+    n_split_merge : int, default 20
+        Split-merge updates per iteration (``split_merge=True``).
+    n_restricted_scans : int, default 5
+        Intermediate restricted Gibbs scans of the launch (Jain & Neal's t; 0: the
+        launch is the uniformly random split).
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
@@ -198,6 +220,10 @@ class MallowsGibbs(PartitionStep):
         of the explicit state
     sigma_accept : fraction of sigma proposals accepted this iteration (NaN when
         none was made: Beta-Gibbs with one-ranking clusters only)
+    split_proposed, split_accepted, merge_proposed, merge_accepted : int, this
+        iteration's split-merge counts (declared only with ``split_merge=True``; the
+        run's rates: ``idata.sample_stats.split_accepted.sum() /
+        idata.sample_stats.split_proposed.sum()``)
     mallows_sigma : (K_max, n) int16, central permutation (items best first) of
         canonical block k of the draw, -1 beyond its blocks
     mallows_theta : (K_max, T) float32, its dispersions theta_1..theta_T, NaN beyond
@@ -223,6 +249,11 @@ class MallowsGibbs(PartitionStep):
     #: Negative control only: the paper's Figure 5 order in step 2 of the Beta-Gibbs
     #: methods (sigma | stale theta first). Invalid; see the class docstring.
     _figure5_order = False
+    #: Tests only: False leaves step 1 (the reassignment) out, to check the
+    #: split-merge move with the parameter step alone.
+    _reassign_sweeps = True
+    #: Negative controls only: a wrong split-merge ratio (kernels.mallows_split_merge).
+    _split_merge_control = msm.EXACT
     move_description = "a Slice-Gibbs sweep"
     stats_dtypes_shapes = {  # noqa: RUF012 - PyMC's protocol; shapes set per instance
         **PartitionStep.stats_dtypes_shapes,
@@ -232,12 +263,27 @@ class MallowsGibbs(PartitionStep):
     }
 
     def __init__(self, vars, method="slice", n_gibbs=10, n_slices=3,
-                 max_reported_clusters=None, slice_width=1.0, *, model=None, blocked=False,
-                 rng=None, initial_point=None, compile_kwargs=None):
+                 max_reported_clusters=None, slice_width=1.0, split_merge=False,
+                 n_split_merge=DEFAULT_SPLIT_MERGE, n_restricted_scans=5, *, model=None,
+                 blocked=False, rng=None, initial_point=None, compile_kwargs=None):
         owner = "MallowsGibbs"
         if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"{owner}: 'method' must be one of {METHODS}, got {method!r}.")
         self.method = method
+        if not isinstance(split_merge, bool | np.bool_):
+            raise TypeError(f"{owner}: 'split_merge' must be True or False, got {split_merge!r}.")
+        self.split_merge = bool(split_merge)
+        self.n_split_merge = integer_arg("n_split_merge", n_split_merge, owner, minimum=1)
+        self.n_restricted_scans = integer_arg("n_restricted_scans", n_restricted_scans, owner,
+                                              minimum=0)
+        if self.split_merge and method != "slice":
+            raise ValueError(
+                f"{owner}: 'split_merge' is available with method='slice' only, got "
+                f"method={method!r}. The split-merge move holds each cluster's (sigma, theta) "
+                f"explicit and fixed through its restricted scans; Beta-Gibbs integrates theta "
+                f"out of the partition moves, where a ranking's weight in a cluster depends on "
+                f"the cluster's other rankings (Lemma 6), which this move does not implement. "
+                f"Use method='slice' with split_merge=True.")
         self.n_gibbs = integer_arg("n_gibbs", n_gibbs, owner, minimum=1)
         self.n_slices = integer_arg("n_slices", n_slices, owner, minimum=1)
         width = float(slice_width)
@@ -262,6 +308,8 @@ class MallowsGibbs(PartitionStep):
             "mallows_sigma": (np.int16, [self.k_max, self.n_items]),
             "mallows_theta": (np.float32, [self.k_max, self.T]),
         }
+        if self.split_merge:
+            self.stats_dtypes_shapes.update({name: (np.int64, []) for name in SPLIT_MERGE_STATS})
         # Shapes depend on the model: PyMC reads these instance attributes. PyMC 5's
         # NDArray backend allocates each stat as np.zeros(draws, dtype): a subarray
         # dtype (dtype, shape) makes that a (draws, *shape) array.
@@ -398,6 +446,9 @@ class MallowsGibbs(PartitionStep):
             "status": np.zeros(1, dtype=np.int64),
             "node_theta": np.empty(mb.MAX_NODES), "node_logw": np.empty(mb.MAX_NODES),
             "saved_rows": np.empty((T, n)),
+            "members": np.empty(N, dtype=np.int64), "side": np.empty(N, dtype=np.int64),
+            "log_a": np.empty(N), "log_b": np.empty(N),
+            "outcomes": np.zeros(4, dtype=np.int64),
         }
         if not mg.prior_parameters(ch["sizes"], ch["sigma"], ch["pos"], ch["theta"], self.nu,
                                    self.r, self._stream):
@@ -498,6 +549,30 @@ class MallowsGibbs(PartitionStep):
             start = stop
         self._check_status(s)
 
+    def _split_merge(self, ch, alpha):
+        """``n_split_merge`` split-merge updates (:mod:`~pymc_partitions.kernels.
+        mallows_split_merge`); returns the outcome counts (4,)."""
+        s = ch["scratch"]
+        outcomes = s["outcomes"]
+        outcomes[:] = 0
+        if self.N < 2:
+            return outcomes
+        start = 0
+        while True:
+            stop = msm.split_merge_updates(
+                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
+                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
+                self.n_split_merge, start, self.n_restricted_scans, math.log(alpha),
+                self.log_new, self.nu, self.r, self.log_bt1, self._split_merge_control,
+                self._stream, s["members"], s["side"], s["log_a"], s["log_b"], s["tree"],
+                s["codes"], s["taken"], s["placed"], s["rest"], outcomes, s["status"])
+            if stop < 0:
+                break
+            self._grow(ch)
+            start = stop
+        self._check_status(s)
+        return outcomes
+
     # ------------------------------------------------------------------ one iteration
     def step(self, point):
         alpha = self._alpha(point)
@@ -505,7 +580,10 @@ class MallowsGibbs(PartitionStep):
         ch = self._chain
         if ch is None or not np.array_equal(labels, ch["canon"]):
             ch = self._new_chain(labels)
-        self._reassign(ch, alpha)
+        if self._reassign_sweeps:
+            self._reassign(ch, alpha)
+        if self.split_merge:
+            outcomes = self._split_merge(ch, alpha)
         accepted, proposed = self._update_parameters(ch)
         sizes = ch["sizes"]
         occupied = np.flatnonzero(sizes)
@@ -538,4 +616,11 @@ class MallowsGibbs(PartitionStep):
             "mallows_sigma": sigma_out,
             "mallows_theta": theta_out,
         }
+        if self.split_merge:
+            rejected_split, accepted_split, rejected_merge, accepted_merge = (
+                int(c) for c in outcomes)
+            stats.update(split_proposed=rejected_split + accepted_split,
+                         split_accepted=accepted_split,
+                         merge_proposed=rejected_merge + accepted_merge,
+                         merge_accepted=accepted_merge)
         return new_point, [stats]
