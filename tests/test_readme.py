@@ -1,8 +1,8 @@
 """The README's snippets stay true: every ```python block is run by a test.
 
 This module checks the claim (each block is named by a ``run_snippet`` call in some
-test module) and runs the blocks no other module owns: the quick start and the
-analysis block that continues it."""
+test module) and runs the blocks no other module owns: the quick start, the
+analysis block that continues it, the coupled estimates and ARM on NIPS."""
 
 import re
 from collections import Counter
@@ -11,9 +11,11 @@ from pathlib import Path
 import arviz as az
 import matplotlib
 import numpy as np
+import pymc as pm
 import pytest
 
 import pymc_partitions as pmp
+from helpers import data_file
 from readme import run_snippet, snippets
 
 matplotlib.use("Agg")
@@ -75,3 +77,34 @@ def test_analysis_block_runs_on_the_quick_start(quick_start):
     assert sizes[:3].sum() >= 0.97 * n  # the three groups, and at most a few stray points
     assert ball.radius >= 0
     assert "z_vi_to_reference" in namespace["idata"].posterior
+
+
+def test_coupled_estimates_block_agrees_with_a_long_gibbs_run():
+    """The estimate's 95 % interval is checked against the posterior mean of the
+    largest block's share from Gibbs chains on the same model (a z-test on the
+    difference, with both standard errors)."""
+    namespace = run_snippet("Unbiased estimates from coupled chains")
+    est = namespace["est"]
+    assert est.n_estimates == 400 and np.isfinite(est.mean)
+    with namespace["model"]:
+        idata = pm.sample(draws=2000, tune=500, chains=2, random_seed=3, progressbar=False,
+                          compute_convergence_checks=False)
+    lcp = idata.sample_stats["largest_cluster_frac"]
+    gibbs_mean = float(lcp.mean())
+    gibbs_se = float(lcp.std()) / np.sqrt(float(az.ess(lcp)["largest_cluster_frac"]))
+    se = np.hypot(est.std_error, gibbs_se)
+    assert abs(est.mean - gibbs_mean) < 4 * se, (est.mean, gibbs_mean, se)
+    assert est.survival() is not None
+
+
+def test_arm_block_on_nips():
+    """The ARM block on NIPS234 (8 chains): it samples, every chain had background
+    information after its first draws, and ARM's own splits and merges were accepted
+    (not only the Gibbs sweeps)."""
+    data_file("networks/NIPS234.csv")  # a clear failure (CI) or skip without the data
+    namespace = run_snippet("Adaptive Reconfiguration Moves (ARM)")
+    stats = namespace["idata"].sample_stats
+    assert stats.sizes["chain"] == 8
+    assert not bool(stats["no_background"].all("draw").any())
+    accepted = stats["split_accepted"] + stats["merge_accepted"]
+    assert int(accepted.sum()) > 0
