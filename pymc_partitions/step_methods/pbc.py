@@ -99,18 +99,19 @@ def check_mode(mode, coldest, owner, what):
         raise ValueError(f"{owner}: 'mode' must be one of {list(MODES)}, got {mode!r}.")
     if mode == "sample" and coldest != 1.0:
         raise ValueError(
-            f"{owner}: mode='sample' draws from the posterior, which needs the coldest "
-            f"temperature t_N = 1, but {what} gives t_N = {coldest:g}: the draws would come "
-            f"from the posterior raised to the power 1/{coldest:g}. End the ladder at 1.0 "
-            f"(pmp.pbc_ladder(mode='sample') does); or ask by name for what t_N = "
-            f"{coldest:g} gives: mode='optimise' (t_N < 1, stochastic search keeping the "
-            f"best partition seen) or mode='tempered' (draws from pi^(1/t_N)).")
+            f"{owner}: 'mode' = 'sample' (the default) draws from the posterior, which "
+            f"needs the coldest temperature t_N = 1, but {what} gives t_N = {coldest:g}: "
+            f"the draws would come from the posterior raised to the power 1/{coldest:g}. "
+            f"End the ladder at 1.0 (pmp.pbc_ladder(mode='sample') does); or ask by name "
+            f"for what t_N = {coldest:g} gives: mode='optimise' (t_N < 1, stochastic "
+            f"search keeping the best partition seen) or mode='tempered' (draws from "
+            f"pi^(1/t_N)).")
     if mode == "optimise" and not coldest < 1.0:
         raise ValueError(
-            f"{owner}: mode='optimise' needs the coldest temperature t_N < 1 (the sharpened "
-            f"target pi^(1/t_N) concentrates on the modes), but {what} gives t_N = "
-            f"{coldest:g}. Lower {what}'s coldest value below 1 (the paper's §7.3 uses "
-            f"0.5), or use mode='sample' with t_N = 1 to sample the posterior.")
+            f"{owner}: 'mode' = 'optimise' needs the coldest temperature t_N < 1 (the "
+            f"sharpened target pi^(1/t_N) concentrates on the modes), but {what} gives t_N = "
+            f"{coldest:g}. Lower the coldest temperature ({what}) below 1 (the paper's "
+            f"§7.3 uses 0.5), or use mode='sample' with t_N = 1 to sample the posterior.")
     return mode
 
 
@@ -694,7 +695,7 @@ def pbc_ladder(vars=None, model=None, *, mode="sample", tau_min=None, tau_max=No
         raise ValueError(f"pbc_ladder: 'mode' must be one of {list(MODES)}, got {mode!r}.")
     if tau_min is None:
         if mode != "sample":
-            raise ValueError(f"pbc_ladder: mode={mode!r} needs 'tau_min', the coldest "
+            raise ValueError(f"pbc_ladder: 'mode' = {mode!r} needs 'tau_min', the coldest "
                              f"temperature ({'< 1, e.g. 0.5' if mode == 'optimise' else '> 0'}).")
         tau_min = 1.0
     tau_min = number_arg("tau_min", tau_min, "pbc_ladder", low=0.0, low_open=True)
