@@ -615,11 +615,12 @@ def test_pbc_ladder_meets_its_band():
     Now every pair is in the band (the grid refined where it was too coarse), and a
     ladder that cannot be is reported with a LadderWarning naming the pairs."""
     model = three_groups_model()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", pmp.LadderWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         temperatures, acceptances = pmp.pbc_ladder(model=model, tau_max=20.0, seed=1)
     assert temperatures[0] == 20.0 and temperatures[-1] == 1.0
     assert np.all(acceptances >= 0.6), acceptances
+    assert not [w for w in caught if issubclass(w.category, pmp.LadderWarning)]
     with pytest.warns(pmp.LadderWarning, match=r"below the band's 0.6.*\(1\.\d+, 1\.\d+\): 0\."):
         _, acceptances = pmp.pbc_ladder(model=model, tau_max=20.0, seed=1, max_refinements=0)
     assert np.any(acceptances < 0.6)

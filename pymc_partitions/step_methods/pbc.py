@@ -10,7 +10,10 @@ temperature ladder :math:`t_1 > \dots > t_N`; rung r samples
 (:mod:`pymc_partitions.kernels.tempering`). The members never move between
 states: ``member_of_rung[r]`` names the state at rung r, and an accepted exchange
 swaps two entries (the statistics do not depend on the temperature). The coldest
-member (rung N, :math:`t_N = \tau_{min}`) is the sample.
+member (rung N, :math:`t_N = \tau_{min}`) is the sample, from :math:`\pi^{1/t_N}`:
+the posterior only when :math:`t_N = 1`, so :class:`PBC`'s ``mode`` says which
+(:data:`MODES`, :func:`check_mode`): "sample" (t_N = 1), "optimise" (t_N < 1,
+§7.3) or "tempered" (any t_N, by name).
 
 Moves (Algorithm 4.1): the mutation of §3.1 (:mod:`pymc_partitions.kernels.mutation`)
 of every member or N crossovers of one kind (§3.3-3.5,
