@@ -650,10 +650,14 @@ def pbc_ladder(vars=None, model=None, *, mode="sample", tau_min=None, tau_max=No
        log targets, and every Â with it, wrong); from the untempered log targets,
        eq. (12)'s acceptance Â between any two grid temperatures
        (:func:`exchange_acceptance`, all pairs of draws).
-    3. **Refinement**: where two neighbouring grid temperatures already have Â below
-       ``acceptance[0]`` (no rung between them can be in the band), their geometric
-       mean is added to the grid and the grid run again (fresh seed), at most
-       ``max_refinements`` times.
+    3. **Refinement**: where two neighbouring grid temperatures have Â below
+       ``acceptance[1]`` (the grid is too coarse there for a rung to land in the band:
+       below ``acceptance[0]`` none can, and between the two a fresh estimate falls
+       below the band about half the time), their geometric mean is added to the
+       grid and the grid run again (fresh seed), at most ``max_refinements`` times.
+       (Without it, on 60 points in three groups with τ_max = 20, 5 of 25 pairs were
+       below 0.6, down to 0.31, all between t = 1.08 and 1.59, where the number of
+       blocks changes fastest with t.)
     4. From τ_min upwards, the next rung is the hottest grid temperature whose Â
        with the current rung is at least ``acceptance[0]`` (so, on a fine grid, in
        the band), until τ_max, which is always the last (hottest) rung.
@@ -677,8 +681,10 @@ def pbc_ladder(vars=None, model=None, *, mode="sample", tau_min=None, tau_max=No
     tau_max : float > tau_min, optional
         Skip the first run.
     acceptance : (low, high)
-        The target band for Â between neighbours (``high`` is reported, not enforced:
-        the grid decides how close to ``low`` each rung lands).
+        The target band for Â between neighbours: every pair at least ``low`` (else a
+        :class:`LadderWarning`); ``high`` is not enforced (a pair above it only costs
+        rungs), it is the Â the refined grid's neighbours reach, so that each rung
+        lands close above ``low``.
     draws, burn : int
         Draws per preliminary chain, of which the first ``burn`` (default draws // 4)
         are discarded.
@@ -757,7 +763,7 @@ def pbc_ladder(vars=None, model=None, *, mode="sample", tau_min=None, tau_max=No
         def a_hat(a, b, kept=kept, grid=grid):
             return exchange_acceptance(kept[:, a], kept[:, b], grid[a], grid[b])
 
-        coarse = [i for i in range(grid.size - 1) if a_hat(i, i + 1) < low]
+        coarse = [i for i in range(grid.size - 1) if a_hat(i, i + 1) < high]
         if not coarse or round_ == max_refinements:
             break
         grid = np.sort(np.append(grid, np.sqrt(grid[coarse] * grid[np.add(coarse, 1)])))[::-1]
