@@ -87,8 +87,9 @@ def pbc_run(x, k, temperatures, kind, selection, start, iterations, n_mutations,
     with pm.Model():
         z = pmp.FixedBlocks("z", n=x.shape[0], k=k)
         pmp.KMeansEnergy("y", z, temperature=1.0, observed=x)
-        step = pmp.PBC([z], temperatures=temperatures, crossover=kind, selection=selection,
-                       mutation_rate=0.3, selection_temperature=1.0, n_mutations=n_mutations)
+        step = pmp.PBC([z], temperatures=temperatures, mode="optimise", crossover=kind,
+                       selection=selection, mutation_rate=0.3, selection_temperature=1.0,
+                       n_mutations=n_mutations)
         idata = pm.sample(draws=iterations, tune=0, chains=1, cores=1, step=[step],
                           initvals=[{"z": start}], random_seed=seed, progressbar=False,
                           compute_convergence_checks=False)

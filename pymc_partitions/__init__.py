@@ -53,6 +53,7 @@ __all__ = [
     "Gibbs",
     "HyperSlice",
     "ImpossibleConditionalError",
+    "LadderWarning",
     "MallowsGibbs",
     "PBC",
     "PartitionModelError",

@@ -54,6 +54,7 @@ from pymc_partitions.step_methods import (
     Gibbs,
     HyperSlice,
     ImpossibleConditionalError,
+    LadderWarning,
     MallowsGibbs,
     PartitionModelError,
     SplitMerge,

@@ -405,12 +405,26 @@ for arg, values in [
     ("mutation_rate", [("zero", 0.0, VE), ("above-one", 1.5, VE), ("nan", np.nan, VE),
                        ("str", "0.3", TE)]),
     ("split_probability", [("zero", 0.0, VE), ("one", 1.0, VE), ("None", None, TE)]),
-    ("n_mutations", [(label, value, error) for label, value, error in COUNT_BAD]),
+    # None is the default (one sweep's worth, n mutations per member).
+    ("n_mutations", [(label, value, error) for label, value, error in COUNT_BAD
+                     if value is not None]),
+    ("mode", [("unknown", "optimize", VE), ("None", None, VE), ("upper", "Sample", VE)]),
 ]:
     for label, value, error in values:
         pbc_case(f"PBC.{arg}-{label}",
                  lambda m, a=arg, v=value: pmp.PBC([m["z"]], temperatures=LADDER, **{a: v}),
                  error, arg)
+# Issue 34, item 2: what the coldest rung samples is asked for by name.
+pbc_case("PBC.temperatures-coldest-not-one-when-sampling",
+         lambda m: pmp.PBC([m["z"]], temperatures=[8.0, 4.0, 2.0]), VE, "temperatures")
+pbc_case("PBC.temperatures-coldest-below-one-when-sampling",
+         lambda m: pmp.PBC([m["z"]], temperatures=[4.0, 2.0, 0.5], mode="sample"), VE,
+         "temperatures")
+pbc_case("PBC.mode-optimise-with-coldest-one",
+         lambda m: pmp.PBC([m["z"]], temperatures=LADDER, mode="optimise"), VE, "mode")
+pbc_case("PBC.mode-optimise-with-coldest-above-one",
+         lambda m: pmp.PBC([m["z"]], temperatures=[8.0, 4.0, 2.0], mode="optimise"), VE,
+         "mode")
 step_case("PBC.free-hyperparameter", lambda m: pmp.PBC([m["z"]], temperatures=LADDER),
           PartitionModelError, "a")
 for arg, values in [
@@ -420,10 +434,20 @@ for arg, values in [
     ("grid_size", [("one", 1, VE), ("fraction", 2.5, VE)]),
     ("draws", [("one", 1, VE), ("None", None, TE)]),
     ("hot_fraction", [("zero", 0.0, VE), ("above-one", 1.5, VE)]),
+    ("max_refinements", [("negative", -1, VE), ("fraction", 1.5, VE), ("None", None, TE)]),
+    ("mode", [("unknown", "optimize", VE), ("None", None, VE)]),
 ]:
     for label, value, error in values:
         pbc_case(f"pbc_ladder.{arg}-{label}",
                  lambda m, a=arg, v=value: pmp.pbc_ladder([m["z"]], **{a: v}), error, arg)
+pbc_case("pbc_ladder.tau_min-not-one-when-sampling",
+         lambda m: pmp.pbc_ladder([m["z"]], tau_min=0.5), VE, "tau_min")
+pbc_case("pbc_ladder.tau_min-missing-when-optimising",
+         lambda m: pmp.pbc_ladder([m["z"]], mode="optimise"), VE, "tau_min")
+pbc_case("pbc_ladder.tau_min-one-when-optimising",
+         lambda m: pmp.pbc_ladder([m["z"]], mode="optimise", tau_min=1.0), VE, "mode")
+pbc_case("pbc_ladder.tau_min-missing-when-tempered",
+         lambda m: pmp.pbc_ladder([m["z"]], mode="tempered"), VE, "tau_min")
 pbc_case("pbc_ladder.burn-not-below-draws",
          lambda m: pmp.pbc_ladder([m["z"]], draws=10, burn=10), VE, "burn")
 step_case("pbc_ladder.free-hyperparameter", lambda m: pmp.pbc_ladder([m["z"]]),

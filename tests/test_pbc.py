@@ -4,6 +4,7 @@ exactness on a temperature ladder against the enumerated targets."""
 
 import collections
 import itertools
+import warnings
 from math import comb
 
 import numpy as np
@@ -18,6 +19,7 @@ from helpers import (
     kernel_draws,
     sample,
 )
+from readme import run_snippet
 from scipy.special import logsumexp
 
 import pymc_partitions as pmp
@@ -534,7 +536,7 @@ def test_pbc_optimisation_mode():
     model = kmeans_model()
     exact = exact_posterior(model)
     step = PBC([model["z"]], model=model, temperatures=(4.0, 2.0, 0.5), n_mutations=N_ITEMS,
-               crossover="scrc_random")
+               crossover="scrc_random", mode="optimise")
     idata = sample(model, draws=150, tune=0, chains=1, seed=4, step=[step],
                    initvals=[{"z": k_block_start(N_ITEMS, 3)}])
     stats = idata.sample_stats
@@ -544,6 +546,145 @@ def test_pbc_optimisation_mode():
     log_joint = log_joint_entry(chain.state, chain.prior, chain.params, chain.stats)
     assert stats["best_log_joint"].values[0, -1] == pytest.approx(log_joint, rel=1e-12)
     assert stats["best_log_joint"].values[0, -1] >= stats["log_joint"].values.max()
+
+
+# ------------------------------------------- issue 34: what t_N samples is asked for by name
+
+
+def test_pbc_coldest_rung_must_match_mode():
+    """Issue 34, item 2: temperatures=[8, 4, 2] sampled the posterior raised to 1/2
+    without a word. Sampling (the default mode) needs t_N = 1; t_N < 1 is
+    optimisation and any other t_N a tempered target, each only by name; the
+    message names 'temperatures' and 'mode' and says what to do."""
+    model = bernoulli_model()
+    z = model["z"]
+    with pytest.raises(ValueError, match=r"'temperatures'.*t_N = 2.*1/2.*mode='tempered'"):
+        PBC([z], model=model, temperatures=[8.0, 4.0, 2.0])
+    with pytest.raises(ValueError, match=r"'mode' = 'sample'.*'temperatures'.*mode='optimise'"):
+        PBC([z], model=model, temperatures=[4.0, 2.0, 0.5])
+    with pytest.raises(ValueError, match=r"'mode' = 'optimise'.*t_N < 1"):
+        PBC([z], model=model, temperatures=[8.0, 4.0, 2.0], mode="optimise")
+    assert PBC([z], model=model, temperatures=LADDER).mode == "sample"
+    assert PBC([z], model=model, temperatures=[4.0, 2.0, 0.5], mode="optimise").optimising
+    tempered = PBC([z], model=model, temperatures=[8.0, 4.0, 2.0], mode="tempered")
+    assert not tempered.optimising
+    # pbc_ladder agrees: tau_min = 1 when sampling, below 1 (given) when optimising.
+    with pytest.raises(ValueError, match=r"'mode' = 'sample'.*'tau_min'"):
+        pmp.pbc_ladder([z], model=model, tau_min=0.5)
+    with pytest.raises(ValueError, match=r"'mode' = 'optimise' needs 'tau_min'"):
+        pmp.pbc_ladder([z], model=model, mode="optimise")
+
+
+def test_pbc_tempered_mode_exact():
+    """mode="tempered" with t_N = 2: the trace samples pi^(1/2) exactly (the target
+    [8, 4, 2] gave silently before it had to be asked for)."""
+    model = bernoulli_model()
+    exact = tempered_exact(exact_posterior(model), 0.5)
+    step = PBC([model["z"]], model=model, temperatures=(8.0, 4.0, 2.0), mode="tempered",
+               crossover="two_new", selection="random")
+    _, idata = assert_exact(model, exact=exact, draws=1500, seed=5, step=[step])
+    assert all(np.asarray(b).size == 0
+               for b in idata.sample_stats["best_partition"].values.ravel())
+
+
+def test_pbc_default_mutations_are_a_sweep():
+    """Issue 34, item 5: a mutation iteration mutates every member n times by default
+    (one sweep's worth, n uniform items), not once."""
+    model = bernoulli_model()
+    step = PBC([model["z"]], model=model, temperatures=LADDER, mutation_rate=1.0)
+    assert step.n_mutations == N_ITEMS
+    idata = sample(model, draws=5, tune=0, chains=1, seed=2, step=[step])
+    stats = idata.sample_stats
+    mutations = (stats["split_proposed"] + stats["merge_proposed"]).values
+    assert np.all(mutations == len(LADDER) * N_ITEMS)
+
+
+def within_ss(x, labels):
+    """The k-means objective W: the within-block sum of squares."""
+    return sum(float(((x[labels == k] - x[labels == k].mean(axis=0)) ** 2).sum())
+               for k in np.unique(labels))
+
+
+def lloyd_best(x, k, starts, seed):
+    """The best W of ``starts`` runs of Lloyd's k-means from k random points."""
+    rng = np.random.default_rng(seed)
+    best = np.inf
+    for _ in range(starts):
+        centres = x[rng.choice(len(x), size=k, replace=False)]
+        for _ in range(100):
+            labels = np.argmin(((x[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
+            new = np.array([x[labels == j].mean(axis=0) if np.any(labels == j) else centres[j]
+                            for j in range(k)])
+            if np.allclose(new, centres):
+                break
+            centres = new
+        best = min(best, within_ss(x, labels))
+    return best
+
+
+def test_pbc_optimise_defaults_reach_kmeans():
+    """Issue 34, item 5 (context): optimisation mode with the defaults (k-means energy,
+    FixedBlocks k = 4, n = 160, 20 rungs 60 -> 0.5, 300 iterations) ended about 40
+    times above the best of 20 k-means runs with one mutation per member; a sweep's
+    worth per member reaches it."""
+    x, _ = pmp.datasets.pbc_normal(n_per_component=40, n_components=4, seed=3)
+    with pm.Model() as model:
+        z = pmp.FixedBlocks("z", n=x.shape[0], k=4)
+        pmp.KMeansEnergy("y", z, temperature=1.0, observed=x)
+    step = PBC([model["z"]], model=model, temperatures=np.geomspace(60.0, 0.5, 20),
+               mode="optimise")
+    idata = sample(model, draws=300, tune=0, chains=1, seed=0, step=[step])
+    best = np.asarray(idata.sample_stats["best_partition"].values[0, -1], dtype=np.int64)
+    assert within_ss(x, best) <= 1.001 * lloyd_best(x, 4, 20, seed=0)
+
+
+def three_groups_model():
+    """The README's PBC model: 60 points in three groups (Goswami et al.'s §7.3.2
+    generator), CRP + CollapsedNormal at the generating hyperparameters."""
+    y, _ = pmp.datasets.pbc_normal(n_per_component=20, n_components=3, seed=1)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=len(y))
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=np.sqrt(30.0), sigma=1.0, observed=y)
+    return model
+
+
+def test_pbc_ladder_meets_its_band():
+    """Issue 34, item 5: the §4 ladder on 60 points in three groups had 7 of 26
+    neighbouring pairs below its own 60 % band (down to Â = 0.15) and said nothing.
+    Now every pair is in the band (the grid refined where it was too coarse), and a
+    ladder that cannot be is reported with a LadderWarning naming the pairs."""
+    model = three_groups_model()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        temperatures, acceptances = pmp.pbc_ladder(model=model, tau_max=20.0, seed=1)
+    assert temperatures[0] == 20.0 and temperatures[-1] == 1.0
+    assert np.all(acceptances >= 0.6), acceptances
+    assert not [w for w in caught if issubclass(w.category, pmp.LadderWarning)]
+    with pytest.warns(pmp.LadderWarning, match=r"below the band's 0.6.*\(1\.\d+, 1\.\d+\): 0\."):
+        _, acceptances = pmp.pbc_ladder(model=model, tau_max=20.0, seed=1, max_refinements=0)
+    assert np.any(acceptances < 0.6)
+
+
+def test_readme_pbc_snippet():
+    """The README's "Tempered populations (PBC)" block, run verbatim: it defines its
+    model, its ladder meets the band, and it converges (R-hat <= 1.05 on the number
+    of blocks and the largest block's share) to what plain Gibbs gives on the same
+    model. Issue 34, item 5: the snippet did not define its model, and on this model
+    the old defaults (one mutation per member, the unrefined ladder) gave K = 6.5 with
+    R-hat 1.4 where Gibbs gives 3.6."""
+    import arviz as az
+
+    namespace = run_snippet("Tempered populations (PBC)")
+    idata, model = namespace["idata"], namespace["model"]
+    assert np.all(namespace["acceptances"] >= 0.6)
+    names = ["z_n_clusters", "z_largest_cluster_frac"]
+    rhat = az.rhat(idata, var_names=names)
+    assert all(float(rhat[v]) <= 1.05 for v in names), rhat
+    gibbs = sample(model, draws=1000, chains=2, seed=3, step=[pmp.Gibbs([model["z"]], model=model)])
+    for v, tol in zip(names, (0.15, 0.02)):
+        pbc_mean = float(idata.posterior[v].mean())
+        gibbs_mean = float(gibbs.posterior[v].mean())
+        assert abs(pbc_mean - gibbs_mean) < tol, (v, pbc_mean, gibbs_mean)
 
 
 def test_pbc_cores_match():
@@ -607,6 +748,7 @@ def test_pbc_ladder_validation(temperatures):
     {"crossover": "one-new"}, {"crossover": None}, {"selection": "best"},
     {"selection_temperature": 0.0}, {"selection_temperature": np.inf},
     {"mutation_rate": 0.0}, {"mutation_rate": 1.5}, {"mutation_rate": "0.3"},
+    {"mode": "optimize"}, {"mode": None}, {"mode": "optimise"},
 ], ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
 def test_pbc_option_validation(kwargs):
     model = bernoulli_model()
@@ -617,6 +759,8 @@ def test_pbc_option_validation(kwargs):
 @pytest.mark.parametrize("kwargs", [
     {"tau_min": 0.0}, {"tau_max": 0.5}, {"acceptance": (0.7, 0.6)}, {"acceptance": 0.6},
     {"grid_size": 1}, {"draws": 1}, {"burn": 500}, {"hot_fraction": 0.0},
+    {"tau_min": 0.5}, {"mode": "optimize"}, {"max_refinements": -1},
+    {"mode": "optimise", "tau_min": 1.0},
 ], ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
 def test_pbc_ladder_helper_validation(kwargs):
     model = bernoulli_model()

@@ -16,7 +16,7 @@ from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.gibbs import Gibbs
 from pymc_partitions.step_methods.hyperparameters import EscobarWest, HyperSlice
 from pymc_partitions.step_methods.mallows import MallowsGibbs
-from pymc_partitions.step_methods.pbc import PBC, pbc_ladder
+from pymc_partitions.step_methods.pbc import PBC, LadderWarning, pbc_ladder
 from pymc_partitions.step_methods.population import PopulationStep
 from pymc_partitions.step_methods.split_merge import SplitMerge
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
@@ -31,6 +31,7 @@ __all__ = [
     "Gibbs",
     "HyperSlice",
     "ImpossibleConditionalError",
+    "LadderWarning",
     "MallowsGibbs",
     "PartitionModelError",
     "PartitionStep",
