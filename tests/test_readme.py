@@ -25,7 +25,7 @@ _CLAIM = re.compile(r"run_snippet\(\s*\"([^\"]+)\"(?:\s*,\s*(\d+))?")
 
 
 def claimed():
-    """``Counter`` of (heading, index) claimed by ``run_snippet("heading"[, index])``
+    """``Counter`` of (heading, index) claimed by ``run_snippet(<heading in quotes>, index)``
     calls in the test modules."""
     found = Counter()
     for path in TESTS.glob("test_*.py"):
