@@ -816,7 +816,10 @@ def _gradient_logp_wrapper(original):
         dropped = [] if tempered else unavailable_logp_terms(self, grad_vars)
         if not dropped:
             return original(self, grad_vars, tempered, *args, **kwargs)
+        # Model.logp adds the potentials only when vars is None: name them, or every
+        # pm.Potential would be dropped with the unavailable terms.
         keep = [rv for rv in self.basic_RVs if not any(rv is d for d, _ in dropped)]
+        keep += list(self.potentials)
         moved = [self.values_to_rvs.get(v, v).name
                  for v in (grad_vars or self.continuous_value_vars)]
         warnings.warn(

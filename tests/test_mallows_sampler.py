@@ -16,6 +16,7 @@ against their laws; Beta-Gibbs' incremental statistics against a recomputation.
 import math
 import warnings
 
+import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
@@ -450,3 +451,59 @@ def test_gradient_logp_keeps_terms_that_depend_on_the_moved_variables():
     assert [rv.name for rv, _ in dropped] == ["y"] and "n = 9" in dropped[0][1]
     # a term whose inputs depend on the moved variable is never dropped
     assert compat.unavailable_logp_terms(model, [model["z"]]) == []
+
+
+def _potential_model(n_items):
+    """mu ~ N(0, 1) with pm.Potential("pull", -50 (mu - 3)^2), beside a GM partition
+    over ``n_items`` items: the posterior of mu is N(300/101, 1/101)."""
+    rng = np.random.default_rng(1)
+    orderings = np.full((8, n_items), PAD, dtype=np.int64)
+    for i in range(8):
+        orderings[i, :4] = rng.permutation(n_items)[:4]
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Potential("pull", -50.0 * (mu - 3.0) ** 2)
+        z = pmp.CRP("z", alpha=1.0, n=8)
+        pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=1.0, observed=orderings,
+                               n_items=n_items)
+    return model
+
+
+def _nuts_logp(model):
+    """The log density NUTS's gradient step compiles, as a function of mu."""
+    with model:
+        step = pm.NUTS([model["mu"]])
+    fn = step._logp_dlogp_func
+    fn.set_extra_values({k: v for k, v in model.initial_point().items() if k != "mu"})
+    return lambda mu: float(fn(np.array([mu]))[0])
+
+
+def test_potential_kept_when_the_gm_term_is_left_out():
+    """Issue 31: with the GM term unavailable (9 items), NUTS's density dropped every
+    pm.Potential (mu = 0 gave -5.889, the prior's, for about -455.9), so mu came from
+    its prior; now the potential stays and mu's posterior mean is 300/101."""
+    model = _potential_model(9)
+    with pytest.warns(UserWarning, match="without \\['y'\\]"):
+        logp = _nuts_logp(model)
+    # N(0, 1) at 0, the potential, and the CRP(1) of the one-block start of 8 items
+    # (log 7!/8!); the GM term is the one left out
+    expected = -0.5 * np.log(2 * np.pi) - 50.0 * 9.0 - np.log(8.0)
+    assert logp(0.0) == pytest.approx(expected, rel=1e-12)
+    with model, pytest.warns(UserWarning, match="without \\['y'\\]"):
+        idata = pm.sample(draws=1000, tune=500, chains=2, random_seed=3, progressbar=False,
+                          compute_convergence_checks=False)
+    mu = np.asarray(idata.posterior["mu"], dtype=float)  # (chain, draw)
+    mcse = mu.std() / np.sqrt(float(np.asarray(az.ess(mu))))
+    assert abs(mu.mean() - 300.0 / 101.0) < 4 * mcse
+
+
+def test_potential_in_the_gradient_density_when_nothing_is_left_out():
+    """The same model over 4 items (the GM term evaluable): NUTS's density is the
+    model's own, potential included, exactly (``model.compile_logp``)."""
+    model = _potential_model(4)
+    logp = _nuts_logp(model)
+    full = model.compile_logp()
+    point = model.initial_point()
+    for mu in (-1.0, 0.0, 2.5):
+        point["mu"] = np.asarray(mu)
+        assert logp(mu) == full(point)
