@@ -11,6 +11,9 @@ that :class:`~pymc_partitions.step_methods.coupled_pair.CoupledPair` runs under
 :math:`H_{\ell:m}` with :func:`~pymc_partitions.unbiased.pair_estimate` and the
 caller aggregates them with :func:`~pymc_partitions.unbiased.aggregate`.
 Executors, batches, errors, progress: :mod:`pymc_partitions.unbiased.executors`.
+What the workers unpickle and run (:class:`FrozenTarget`, :class:`CoupledJob`,
+:func:`run_pair`, :func:`run_coupled_batch`) is in :mod:`pymc_partitions.unbiased.worker`,
+which imports no PyMC; this module reads the model and imports PyMC.
 """
 
 import time
