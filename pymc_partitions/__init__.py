@@ -17,7 +17,8 @@ estimates from coupled chains: ``pmp.unbiased_estimate``, ``pmp.coupled_estimate
 any executor, the naive-parallel baseline ``pmp.naive_estimates``, built-in functions h).
 
 Importing the package is light: ``import pymc_partitions.kernels`` (the numba
-kernels, what worker processes need) loads numba and NumPy only. The PyMC-facing API
+kernels) loads numba and NumPy only, and so does what the worker processes of the
+unbiased runners import (:mod:`.unbiased.worker`). The PyMC-facing API
 (:mod:`._api`) is imported, and PyMC's step registry and other patches installed
 (:mod:`.compat`), on the first use of a public name (``pmp.CRP``), or when a model
 creates a partition variable; PEP 562 module ``__getattr__``.

@@ -1,5 +1,7 @@
 """What importing the package costs: the kernels without PyMC, the PyMC-facing API
-(and PyMC's step registry and patches) on first use (``pymc_partitions/__init__.py``)."""
+(and PyMC's step registry and patches) on first use (``pymc_partitions/__init__.py``);
+the worker side of the unbiased runners without PyMC (``unbiased/worker.py``, the lazy
+``step_methods`` and ``unbiased`` packages)."""
 
 import subprocess
 import sys
@@ -23,6 +25,57 @@ def test_kernels_import_without_pymc(statement):
     loaded = _run(f"import sys; {statement}; "
                   f"print(*[m for m in {HEAVY!r} if m in sys.modules] or ['none'])")
     assert loaded == ["none"]
+
+
+@pytest.mark.parametrize("module", ["pymc_partitions.unbiased.worker",
+                                    "pymc_partitions.unbiased",
+                                    "pymc_partitions.unbiased.executors",
+                                    "pymc_partitions.step_methods.coupled_pair",
+                                    "pymc_partitions.step_methods.chain_state",
+                                    "pymc_partitions.arguments"])
+def test_worker_side_imports_without_pymc(module):
+    """What a worker process of ``coupled_estimates`` / ``naive_estimates`` imports to
+    unpickle its task (tests/test_coupled_estimates.py runs one)."""
+    loaded = _run(f"import sys, {module}; "
+                  f"print(*[m for m in {HEAVY!r} if m in sys.modules] or ['none'])")
+    assert loaded == ["none"]
+
+
+def test_lazy_packages_keep_their_names():
+    """``step_methods`` and ``unbiased`` import their PyMC-facing modules on first use;
+    every public name is reachable as before (attribute, ``from ... import``, ``*``),
+    and ``pmp.unbiased.aggregate`` is still the function, not its module."""
+    out = _run(
+        "import sys, pymc_partitions as pmp\n"
+        "from pymc_partitions import step_methods, unbiased\n"
+        "from pymc_partitions.step_methods import Gibbs, PartitionTarget\n"
+        "from pymc_partitions.unbiased import coupled_estimates, executors\n"
+        "from pymc_partitions.unbiased.runner import FrozenTarget, run_pair\n"
+        "from pymc_partitions.distributions.validation import integer_arg\n"
+        "import pymc_partitions.arguments as arguments\n"
+        "ns = {}\n"
+        "exec('from pymc_partitions.step_methods import *', ns)\n"
+        "exec('from pymc_partitions.unbiased import *', ns)\n"
+        "print(all(n in ns for n in step_methods.__all__ + unbiased.__all__),\n"
+        "      all(n in dir(step_methods) for n in step_methods.__all__),\n"
+        "      pmp.step_methods.Gibbs is Gibbs is pmp.Gibbs,\n"
+        "      pmp.unbiased.coupled_estimates is coupled_estimates is pmp.coupled_estimates,\n"
+        "      callable(pmp.unbiased.aggregate), executors.__name__,\n"
+        "      pmp.step_methods.gibbs.__name__, FrozenTarget.__module__, run_pair.__module__,\n"
+        "      integer_arg is arguments.integer_arg,\n"
+        "      step_methods.ImpossibleConditionalError.__module__)"
+    )
+    assert out == ["True", "True", "True", "True", "True", "pymc_partitions.unbiased.executors",
+                   "pymc_partitions.step_methods.gibbs", "pymc_partitions.unbiased.worker",
+                   "pymc_partitions.unbiased.worker", "True", "pymc_partitions.kernels.errors"]
+
+
+@pytest.mark.parametrize("module", ["pymc_partitions.step_methods", "pymc_partitions.unbiased"])
+def test_lazy_package_unknown_name_is_an_attribute_error(module):
+    import importlib
+
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
+        importlib.import_module(module).NoSuchThing  # noqa: B018
 
 
 def test_first_public_name_loads_the_api_and_registers_the_steps():

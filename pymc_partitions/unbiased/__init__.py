@@ -14,6 +14,12 @@ Trippe & Broderick 2022).
   -> :class:`NaiveEstimate` (single chains for the same wall time);
 - functions h of a partition: :data:`lcp`, :data:`n_blocks`, :func:`co_clustering`,
   :func:`predictive_density`, and :class:`PartitionFunction` to wrap one's own.
+
+The PyMC-free parts (estimator, aggregation, functions h) are imported with the
+package; the PyMC-facing ones (:func:`coupled_estimates`, :func:`naive_estimates`,
+:func:`unbiased_estimate`) on first use (PEP 562 module ``__getattr__``): a worker
+process of the runners imports :mod:`.worker` (the job and task functions it
+unpickles), and with it this package, without PyMC.
 """
 
 from pymc_partitions.unbiased.aggregate import (
@@ -32,9 +38,14 @@ from pymc_partitions.unbiased.functions import (
     n_blocks,
     predictive_density,
 )
-from pymc_partitions.unbiased.naive import NaiveEstimate, naive_estimates
-from pymc_partitions.unbiased.runner import coupled_estimates
-from pymc_partitions.unbiased.trace import unbiased_estimate
+
+#: The names imported on first use, and their modules (these import PyMC).
+_LAZY = {
+    "NaiveEstimate": "naive",
+    "coupled_estimates": "runner",
+    "naive_estimates": "naive",
+    "unbiased_estimate": "trace",
+}
 
 __all__ = [
     "CensoredPairsWarning",
@@ -56,3 +67,20 @@ __all__ = [
     "trimmed_std_error",
     "unbiased_estimate",
 ]
+
+
+def __getattr__(name):
+    import importlib
+    import importlib.util
+
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_partitions.distributions.validation import integer_arg
+from pymc_partitions.arguments import integer_arg
 
 
 class PairEstimate(NamedTuple):

@@ -44,8 +44,6 @@ from concurrent.futures.process import BrokenProcessPool
 
 import cloudpickle
 
-from pymc_partitions.compat import simple_progress
-
 SERIAL = "serial"
 
 # One payload per run per worker process: (token, object).
@@ -166,6 +164,10 @@ def run_tasks(runner, fn, payload, item_batches, deadline, description, progress
     ``runner`` (an :class:`Executor`); returns ``(results, unstarted)``: the list of
     every finished batch's return value, and the item indices of batches cancelled
     at the deadline before they started."""
+    # Here, not at the top: worker processes import this module (load_payload,
+    # task_error) and must not import PyMC through compat.
+    from pymc_partitions.compat import simple_progress
+
     n_items = sum(len(b) for b in item_batches)
     results, unstarted = [], []
     progress = simple_progress(progressbar)

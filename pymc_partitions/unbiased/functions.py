@@ -18,13 +18,15 @@ also evaluate a whole stack of partitions at once (``h.evaluate(labels)`` with l
 speed by wrapping it: ``PartitionFunction(fn, batch=vectorised_fn)``. A plain callable
 is called once per *distinct* partition among the draws the estimator needs (canonical
 labels: equal partitions have equal label vectors), not once per draw.
+
+This module imports NumPy only (PyTensor when :func:`predictive_density` reads a
+model): an h is evaluated in the runners' worker processes, which unpickle it and so
+import the module it was defined in.
 """
 
 import numpy as np
-import pytensor
 
-from pymc_partitions.compat import ancestors
-from pymc_partitions.distributions.validation import integer_arg
+from pymc_partitions.arguments import integer_arg
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -188,6 +190,10 @@ def co_clustering(a, b):
 # ----------------------------------------------------------------------------- predictive density
 def _constant_values(model, exprs, what, owner):
     """Values of hyperparameter expressions that must be constants (a fixed target)."""
+    import pytensor
+
+    from pymc_partitions.compat import ancestors
+
     free = list(model.free_RVs)
     needed = set(ancestors(list(exprs), blockers=free))
     depends = [rv.name for rv in free if rv in needed]
@@ -323,11 +329,12 @@ def predictive_density(model=None, x_new=None, var_name=None):
     hypers = _constant_values(model, op.hyper_params(lik.owner),
                               f"the hyperparameters of '{lik.name}'", owner)
     n = data.shape[0]
+    lik_name = lik.name  # not the variable: h is sent to worker processes without PyTensor
 
     def check(labels):
         if labels.shape[1] != n:
             raise ValueError(
-                f"{owner}: the partition has {labels.shape[1]} items but '{lik.name}' has "
+                f"{owner}: the partition has {labels.shape[1]} items but '{lik_name}' has "
                 f"{n} observations."
             )
 

@@ -11,37 +11,31 @@ The chains are X chains of the coupled runner: the same model reading
 """
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
-from pymc_partitions.distributions.validation import number_arg
-from pymc_partitions.kernels import summarise
-from pymc_partitions.kernels.random import new_stream
+from pymc_partitions.arguments import number_arg
 from pymc_partitions.unbiased.aggregate import UnbiasedEstimate, summary_statistics
-from pymc_partitions.unbiased.executors import (
-    batches,
-    dumps_payload,
-    run_tasks,
-    task_error,
-)
-from pymc_partitions.unbiased.functions import PartitionFunction, evaluate
+from pymc_partitions.unbiased.executors import batches, dumps_payload, run_tasks
+from pymc_partitions.unbiased.functions import PartitionFunction
 from pymc_partitions.unbiased.runner import (
     CoupledJob,
     check_h,
-    job_of,
     read_model,
     run_arguments,
     warm_up,
 )
 from pymc_partitions.unbiased.trace import _h_name
 
-#: Naive chain j's seed is SeedSequence(random_seed).spawn(J)[j].spawn(...)[NAIVE_CHILD]:
-#: never the stream of coupled pair j under the same random_seed.
-NAIVE_CHILD = 1
-#: Sweeps whose labels are kept before h is evaluated on them (bounds memory).
-CHUNK = 256
+# The chains' job and task functions live in the PyMC-free worker module (see there).
+from pymc_partitions.unbiased.worker import (  # noqa: F401
+    CHUNK,
+    NAIVE_CHILD,
+    NaiveJob,
+    run_chain,
+    run_naive_batch,
+)
 
 
 class NaiveEstimate:
@@ -104,67 +98,6 @@ class NaiveEstimate:
             (f"  sweeps        median {np.median(self.sweeps):g}, min "
              f"{self.sweeps.min()}, max {self.sweeps.max()}"),
         ])
-
-
-@dataclass
-class NaiveJob:
-    coupled: CoupledJob  # the model, h and seeds (burn_in, m unused)
-    wall_times: np.ndarray | None
-    n_sweeps: np.ndarray | None
-    discard: float
-
-
-def run_chain(job, index):
-    """One single chain: ``(estimate, sweeps, discarded, seconds)``.
-
-    X_0 is the start, X_1 the pair's first single-chain move, then single-chain moves
-    until ``n_sweeps[index]`` sweeps or ``wall_times[index]`` seconds of moves (at
-    least one sweep); U = the mean of h(X_t) over t = floor(discard T) + 1..T.
-    """
-    cj = job.coupled
-    seed = np.random.SeedSequence(cj.entropy, pool_size=cj.pool_size,
-                                  spawn_key=(*cj.spawn_key, index, NAIVE_CHILD))
-    start = time.perf_counter()
-    pair = cj.new_pair(new_stream(seed))  # X_1 by the single-chain move
-    x = pair._x
-
-    def labels():
-        summarise(x.state, pair.prior_params, pair.params, x.stats, x.labels, x.scratch)
-        return x.labels.copy()
-
-    values, chunk = [], [labels()]
-    seconds = time.perf_counter() - start
-    t = 1
-    while (t < job.n_sweeps[index]) if job.n_sweeps is not None else (
-            seconds < job.wall_times[index]):
-        tick = time.perf_counter()
-        pair._single_move()
-        chunk.append(labels())
-        seconds += time.perf_counter() - tick
-        t += 1
-        if len(chunk) == CHUNK:
-            values.append(evaluate(cj.h, np.stack(chunk)))
-            chunk = []
-    if chunk:
-        values.append(evaluate(cj.h, np.stack(chunk)))
-    values = np.concatenate(values)  # h(X_1..X_T)
-    discarded = int(np.floor(job.discard * t))
-    return values[discarded:].mean(axis=0), t, discarded, seconds
-
-
-def run_naive_batch(payload, batch, deadline):
-    job = job_of(payload)
-    out = []
-    for index in batch:
-        try:
-            out.append((index, *run_chain(job, index)))
-        except Exception as exc:
-            what = f"naive chain {index} of naive_estimates"
-            if payload is job:
-                exc.add_note(f"(raised in {what})")
-                raise
-            raise task_error(exc, what) from None
-    return out
 
 
 def _budgets(name, value, owner, integer):

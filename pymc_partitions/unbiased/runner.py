@@ -11,67 +11,39 @@ that :class:`~pymc_partitions.step_methods.coupled_pair.CoupledPair` runs under
 :math:`H_{\ell:m}` with :func:`~pymc_partitions.unbiased.pair_estimate` and the
 caller aggregates them with :func:`~pymc_partitions.unbiased.aggregate`.
 Executors, batches, errors, progress: :mod:`pymc_partitions.unbiased.executors`.
+What the workers unpickle and run (:class:`FrozenTarget`, :class:`CoupledJob`,
+:func:`run_pair`, :func:`run_coupled_batch`) is in :mod:`pymc_partitions.unbiased.worker`,
+which imports no PyMC; this module reads the model and imports PyMC.
 """
 
-import copy
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from pymc.model import Model, modelcontext
 
-from pymc_partitions.distributions.validation import integer_arg, number_arg
+from pymc_partitions.arguments import integer_arg, number_arg
 from pymc_partitions.kernels.random import new_stream
-from pymc_partitions.partitions import canonicalize
 from pymc_partitions.step_methods.coupled import CoupledGibbs
 from pymc_partitions.step_methods.split_merge import PROPOSALS
 from pymc_partitions.unbiased.aggregate import check_trim_ci
-from pymc_partitions.step_methods.coupled_pair import CoupledPair
-from pymc_partitions.unbiased.estimator import PairEstimate, check_window, pair_estimate
-from pymc_partitions.unbiased.executors import (
-    Executor,
-    batches,
-    dumps_payload,
-    load_payload,
-    run_tasks,
-    task_error,
-)
+from pymc_partitions.unbiased.estimator import PairEstimate, check_window
+from pymc_partitions.unbiased.executors import Executor, batches, dumps_payload, run_tasks
 from pymc_partitions.unbiased.functions import PartitionFunction, evaluate
 from pymc_partitions.unbiased.trace import _h_name
+
+# What the workers unpickle and run lives in the PyMC-free worker module (see there);
+# these names are part of this module's interface too.
+from pymc_partitions.unbiased.worker import (  # noqa: F401
+    CoupledJob,
+    FrozenTarget,
+    job_of,
+    run_coupled_batch,
+    run_pair,
+)
 
 #: Options of :class:`pmp.CoupledGibbs` that the runners pass on.
 STEP_OPTIONS = ("metric", "eta", "scan", "split_merge", "n_restricted_scans", "n_proposals",
                 "proposal")
-
-
-class FrozenTarget:
-    """The partition target of a model at its starting point, without PyMC: what a
-    worker needs to run :class:`CoupledPair` (``n``, :meth:`new_chain_state`,
-    :meth:`kernel_args`) and nothing else. Picklable (plain arrays and records).
-
-    Built from a :class:`PartitionTarget` whose hyperparameters are constants:
-    ``values``, ``prior_params``, ``per_lik`` are the target's ``params(point)``;
-    ``start_labels`` the starting partition; the kernel state of that partition is
-    built once by the target and *copied* for every chain (every chain starts there:
-    the paper's one-block start, or the model's ``initval``).
-    """
-
-    def __init__(self, target, point):
-        self.n = target.n
-        self.name = target.name
-        self.values, self.prior_params, self.per_lik = target.params(point)
-        self.start_labels = target.validate_labels(point[target.name])
-        self._template = target.new_chain_state(self.start_labels, self.values, self.per_lik)
-        self._params, _, self._data = target.kernel_args(self._template, self.values,
-                                                         self.per_lik)
-
-    def new_chain_state(self, labels, values, per_lik):
-        if not np.array_equal(labels, self.start_labels):
-            raise ValueError("FrozenTarget: chains start at the model's starting partition.")
-        return copy.deepcopy(self._template)
-
-    def kernel_args(self, chain, values, per_lik):
-        return self._params, chain.stats, self._data
 
 
 def read_model(model, var_name, owner, options):
@@ -155,107 +127,6 @@ def check_budget(time_budget, owner):
     if time_budget is None:
         return None
     return number_arg("time_budget", time_budget, owner, low=0.0, low_open=True)
-
-
-@dataclass
-class CoupledJob:
-    """Everything a worker needs for the pairs of one run."""
-
-    target: FrozenTarget
-    pair_options: dict
-    h: object
-    shape: tuple
-    burn_in: int
-    m: int
-    max_sweeps: int | None
-    entropy: object
-    spawn_key: tuple
-    pool_size: int
-
-    def seed(self, index):
-        return np.random.SeedSequence(self.entropy, spawn_key=(*self.spawn_key, index),
-                                      pool_size=self.pool_size)
-
-    def new_pair(self, stream):
-        target = self.target
-        pair = CoupledPair(target, target.values, target.prior_params, target.per_lik,
-                           stream=stream, **self.pair_options)
-        pair.start(target.start_labels, target.start_labels)  # X_0 = Y_0; makes X_1
-        return pair
-
-
-def job_of(payload):
-    """The job of a task: the object itself (serial) or ``(token, bytes)``."""
-    return payload if not isinstance(payload, tuple) else load_payload(*payload)
-
-
-def run_pair(job, index, deadline):
-    r"""One coupled pair from its seed to H_{l:m}: ``(PairEstimate, seconds, interrupted)``.
-
-    The pair moves until it has met and reached sweep m (then X is known up to
-    max(m, tau) >= max(m, tau - 1), all that H needs), or is stopped unmet-or-short
-    at ``max_sweeps`` or the deadline (censored, with its meeting time if it met).
-    Canonical labels are kept from sweep ``burn_in`` on (X_t for t >= l, Y_(t-1) for
-    l <= t - 1 < tau - 1; with l = 0, X_0 is the start); h is evaluated on them once
-    at the end. ``seconds``: the wall time of the moves and labels (h's evaluation
-    not included).
-    """
-    start = time.perf_counter()
-    pair = job.new_pair(new_stream(job.seed(index)))
-    l, m, cap = job.burn_in, job.m, job.max_sweeps
-    xs, x_sweeps, ys, y_sweeps = [], [], [], []
-    if l == 0:  # H_{0:m} averages from X_0, the start (new_pair has made X_1 already)
-        xs.append(canonicalize(job.target.start_labels))
-        x_sweeps.append(0)
-    interrupted = False
-    while True:
-        t = pair.t
-        if t >= l:
-            x, y, _ = pair.summaries()
-            xs.append(x)
-            x_sweeps.append(t)
-            if not pair.met and t - 1 >= l:
-                ys.append(y)
-                y_sweeps.append(t - 1)
-        if pair.met and t >= m:
-            break
-        if cap is not None and t >= cap:
-            break
-        if deadline is not None and time.time() >= deadline:
-            interrupted = True
-            break
-        pair.advance()
-    seconds = time.perf_counter() - start
-    t = pair.t
-    tau = pair.tau
-    if not (pair.met and t >= m):
-        return PairEstimate.censored_at(t, job.shape, meeting_time=tau), seconds, interrupted
-    values = evaluate(job.h, np.stack(xs + ys))
-    hx = np.full((t + 1, *job.shape), np.nan)
-    hy = np.full((t, *job.shape), np.nan)
-    hx[x_sweeps] = values[:len(xs)]
-    hy[y_sweeps] = values[len(xs):]
-    return pair_estimate(hx, hy, tau, l, m), seconds, interrupted
-
-
-def run_coupled_batch(payload, batch, deadline):
-    """Task: the pairs ``batch`` (indices) of a run; ``[(index, estimate, seconds,
-    interrupted)]``."""
-    job = job_of(payload)
-    out = []
-    for index in batch:
-        if deadline is not None and time.time() >= deadline:  # never started
-            out.append((index, PairEstimate.censored_at(0, job.shape), np.nan, True))
-            continue
-        try:
-            out.append((index, *run_pair(job, index, deadline)))
-        except Exception as exc:
-            what = f"coupled pair {index} of coupled_estimates"
-            if payload is job:  # serial: the traceback is already the caller's
-                exc.add_note(f"(raised in {what})")
-                raise
-            raise task_error(exc, what) from None
-    return out
 
 
 def warm_up(job, pairs=True):
