@@ -13,6 +13,8 @@ The package imports its modules on first use of a name (PEP 562 module
 kernels, and worker processes of the unbiased runners import them without PyMC.
 """
 
+from pymc_partitions._lazy import lazy_names
+
 #: Every public name and its module (imported on first use; the steps import PyMC).
 _NAMES = {
     "ARM": "arm",
@@ -57,21 +59,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    import importlib
-    import importlib.util
-
-    if name in _NAMES:
-        module = _NAMES[name]
-        if "." not in module:
-            module = f"{__name__}.{module}"
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), _NAMES)

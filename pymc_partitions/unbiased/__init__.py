@@ -22,6 +22,7 @@ process of the runners imports :mod:`.worker` (the job and task functions it
 unpickles), and with it this package, without PyMC.
 """
 
+from pymc_partitions._lazy import lazy_names
 from pymc_partitions.unbiased.aggregate import (
     CensoredPairsWarning,
     UnbiasedEstimate,
@@ -69,18 +70,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    import importlib
-    import importlib.util
-
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)
