@@ -287,6 +287,10 @@ import multiprocessing, os, signal, threading, time
 from helpers import normal_model
 import pymc_partitions as pmp
 
+# Ctrl-C's KeyboardInterrupt, as in a terminal. A process started in the background
+# by a non-interactive shell (CI: .ci/run's stacks) inherits SIGINT ignored, and then
+# Python installs no handler: the interrupt would never arrive.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 model = normal_model(24, seed=5, spread=2.0, alpha=1.0)
 
 def interrupt_when_running():
@@ -326,6 +330,22 @@ def test_interrupt_stops_the_pool_workers():
     assert out.returncode == 0, out.stderr[-3000:]
     assert "alive after the interrupt: []" in out.stdout, out.stdout
 
+
+# A worker process: unpickles a task (function, payload, batch) as a process pool's
+# worker does, runs it, and reports its result and which heavy modules it imported.
+WORKER = """
+import pickle, sys
+with open(sys.argv[1], "rb") as f:
+    fn, payload, batch = pickle.load(f)
+out = fn(payload, batch, None)
+heavy = [m for m in ("pymc", "pytensor", "arviz") if m in sys.modules]
+with open(sys.argv[2], "wb") as f:
+    pickle.dump((out, heavy), f)
+"""
+
+
+@pytest.mark.parametrize("runner_name", ["coupled", "naive"])
+@pytest.mark.parametrize("h_name", ["lcp", "co_clustering", "predictive_density"])
 def test_a_worker_runs_pairs_without_pymc(model24, tmp_path, runner_name, h_name):
     """Issue 4 of the compile-time issue: a worker started by spawn or forkserver
     imports what it unpickles. The task (batch function and payload, built as the
