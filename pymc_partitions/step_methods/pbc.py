@@ -98,8 +98,7 @@ def check_mode(mode, coldest, owner, what):
     posterior), "optimise" t_N < 1 (a sharpened target whose best visited partition
     is kept), "tempered" any t_N > 0 (the trace samples pi^(1/t_N), asked for by
     name). A ValueError names ``what`` and ``mode`` and says what to pass."""
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"{owner}: 'mode' must be one of {list(MODES)}, got {mode!r}.")
+    mode = _choice_arg("mode", mode, MODES, owner)
     if mode == "sample" and coldest != 1.0:
         raise ValueError(
             f"{owner}: 'mode' = 'sample' (the default) draws from the posterior, which "
@@ -704,8 +703,7 @@ def pbc_ladder(vars=None, model=None, *, mode="sample", tau_min=None, tau_max=No
     acceptances : (N - 1,) float64
         Â between rungs r and r + 1 (eq. 12, estimated from the last grid run).
     """
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"pbc_ladder: 'mode' must be one of {list(MODES)}, got {mode!r}.")
+    mode = _choice_arg("mode", mode, MODES, "pbc_ladder")
     if tau_min is None:
         if mode != "sample":
             raise ValueError(f"pbc_ladder: 'mode' = {mode!r} needs 'tau_min', the coldest "
