@@ -44,15 +44,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pymc_partitions.kernels._jit import entry, primitive, routine
+from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
-from pymc_partitions.kernels.couplings import (
-    MAXIMAL,
-    OT,
-    sample_common_rng_pair,
-    sample_maximal_pair,
-    sample_ot_pair,
-)
+from pymc_partitions.kernels.couplings import OT, sample_pair
 from pymc_partitions.kernels.random import shuffle
 from pymc_partitions.kernels.reassign import conditional_log_weights, put_in, take_out
 from pymc_partitions.kernels.state import NO_CHOICE
@@ -158,8 +152,9 @@ def _forget_block(created, n_created, k):
         created[s] = created[s + 1]
 
 
-# One chain's part of an item's update (inlined for both chains: as routines, called
-# with the params/stats records by value, they made the sweep ~2x slower).
+# One chain's part of an item's update (inlined, called in a loop over the two chains so
+# that numba types and lowers one copy; as routines, called with the params/stats records
+# by value, they made the sweep ~2x slower).
 @primitive
 def _take_out(state, params, stats, data, i):
     return take_out(state, params, stats, data, i)
@@ -224,27 +219,21 @@ def _from_label_order(state, created, r, m):
     return m - 1 if r == m - 1 else state.where[created[r]]
 
 
-@routine
+@primitive
 def _draw_pair(x, y, m_x, m_y, coupling, metric, eta, nugget, stream, sc, ws):
     """Step 3: (a, b), option indices of X and Y, from the coupling of ``sc.p`` and
     ``sc.q``; (NO_CHOICE, NO_CHOICE) if it cannot be drawn.
 
-    A routine, compiled once for every model (nothing in it depends on the
-    component); the call passes both states, the scratch and the workspace by value
-    (about 50 array structs). Inlined, it added ~28 s of cold compilation to every
-    model's coupled entries (two per model, ~17 minutes per CI stack, and a user's
-    first coupled sweep of each model). Its run-time gain was not established:
-    inlined runs on a loaded machine gave common-random-number coupled sweeps
-    2.0-2.1x a single sweep against 2.4x for the routine, but a later run of the
-    routine gave 2.03x (``examples/benchmark_coupled.py``)."""
+    The draw itself is :func:`.couplings.sample_pair`, a routine compiled once for
+    every model (nothing in it depends on the component) and linked here; what is
+    inlined is only the reordering of the label-based couplings' options."""
     if coupling == OT:
-        return sample_ot_pair(sc.p, m_x, sc.q, m_y, sc.overlap, metric, nugget, stream, ws)
+        return sample_pair(coupling, sc.p, m_x, sc.q, m_y, sc.overlap, metric, nugget, stream,
+                           ws)
     _to_label_order(x, sc.x_created, sc.p, m_x, sc.p_lab)
     _to_label_order(y, sc.y_created, sc.q, m_y, sc.q_lab)
-    if coupling == MAXIMAL:
-        ra, rb = sample_maximal_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream, ws)
-    else:
-        ra, rb = sample_common_rng_pair(sc.p_lab, m_x, sc.q_lab, m_y, eta, stream)
+    ra, rb = sample_pair(coupling, sc.p_lab, m_x, sc.q_lab, m_y, sc.overlap, metric, eta,
+                         stream, ws)
     if ra == NO_CHOICE:
         return NO_CHOICE, NO_CHOICE
     return (_from_label_order(x, sc.x_created, ra, m_x),
@@ -261,18 +250,34 @@ def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling
     nugget = eta if sc.info[DISTANCE] != 0 else 0.0
     # 1. Take i out of both chains.
     _take_out_both(x, y, params, stats_x, stats_y, data, i, sc)
-    # 2. The two Gibbs conditionals (options: active blocks in position order, new last).
-    m_x = _weigh(x, prior_params, params, stats_x, data, i, sc.log_wx)
-    m_y = _weigh(y, prior_params, params, stats_y, data, i, sc.log_wy)
-    if not _normalise(sc.log_wx, m_x, sc.p) or not _normalise(sc.log_wy, m_y, sc.q):
-        return i
+    # 2. The two Gibbs conditionals (options: active blocks in position order, new
+    #    last). A loop over the chains: one inlined copy of the conditional.
+    m_x = 0
+    m_y = 0
+    for c in range(2):
+        m = _weigh(x if c == 0 else y, prior_params, params, stats_x if c == 0 else stats_y,
+                   data, i, sc.log_wx if c == 0 else sc.log_wy)
+        if not _normalise(sc.log_wx if c == 0 else sc.log_wy, m, sc.p if c == 0 else sc.q):
+            return i
+        if c == 0:
+            m_x = m
+        else:
+            m_y = m
     # 3. Draw (a, b) from the coupling.
     a, b = _draw_pair(x, y, m_x, m_y, coupling, metric, eta, nugget, stream, sc, ws)
     if a == NO_CHOICE:
         return COUPLING_FAILED
     # 4. Put i into a in X and b in Y; table and distance follow.
-    kx = _put_in(x, params, stats_x, data, i, a, m_x, sc.x_created)
-    ky = _put_in(y, params, stats_y, data, i, b, m_y, sc.y_created)
+    kx = 0
+    ky = 0
+    for c in range(2):
+        k = _put_in(x if c == 0 else y, params, stats_x if c == 0 else stats_y, data, i,
+                    a if c == 0 else b, m_x if c == 0 else m_y,
+                    sc.x_created if c == 0 else sc.y_created)
+        if c == 0:
+            kx = k
+        else:
+            ky = k
     ax, ay = x.where[kx], y.where[ky]
     both = sc.overlap[ax, ay]
     # eq. 5 after minus before: (2a + 1) + (2b + 1) - 2 (2c + 1), sizes before adding

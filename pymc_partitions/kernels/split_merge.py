@@ -82,8 +82,15 @@ def restricted_choice(state, prior_params, params, stats, data, h, ka, kb, u, fo
     is NaN (h then goes to ``k_stay`` unless forced).
     """
     n_blocks = state.counts[0]
-    la = log_weight(state, prior_params, params, stats, data, h, ka, n_blocks)
-    lb = log_weight(state, prior_params, params, stats, data, h, kb, n_blocks)
+    la = 0.0
+    lb = 0.0
+    for side in range(2):  # one call site: numba inlines log_weight once
+        w = log_weight(state, prior_params, params, stats, data, h, kb if side else ka,
+                       n_blocks)
+        if side:
+            lb = w
+        else:
+            la = w
     if (la == -np.inf and lb == -np.inf) or la != la or lb != lb:
         in_b = (1 if k_stay == kb else 0) if force < 0 else force
         log_p = la + lb  # -inf, or NaN if either is NaN
@@ -181,6 +188,53 @@ def launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
     return nan_seen
 
 
+@primitive
+def allocate(state, prior_params, params, stats, data, members, n_members, ka, kb, key,
+             n_scans, n, proposal, forced, origin):
+    """The allocation of S between ``ka`` (holding i) and ``kb`` (holding j) and its
+    log probability: for a split (``forced`` False) the proposal q(z^split | z),
+    drawn; for a merge the reverse split's q(z | z^merge), forced to ``origin``
+    (1: kb), which leaves the state equal to z. NaN if a restricted weight was NaN.
+
+    One call site for each inlined piece (the launch, the restricted scan, the
+    sequential allocation), whichever the move and the proposal."""
+    if proposal == SEQUENTIAL:
+        return sequential_allocation(state, prior_params, params, stats, data, members,
+                                     n_members, ka, kb, key, n, origin, forced)
+    if proposal == RANDOM and forced:  # q = 2^-|S| both ways, no launch needed
+        return n_members * LOG_HALF
+    # The launch state (RANDOM: the random assignment alone is the proposal).
+    log_q = launch(state, prior_params, params, stats, data, members, n_members, ka, kb,
+                   key, n_scans if proposal == RESTRICTED_GIBBS else 0, n)
+    if proposal == RANDOM:
+        return n_members * LOG_HALF
+    # Final restricted scan: drawn for a split (eqs. 15-16), forced to z for a merge
+    # (eqs. 13-14).
+    for a in range(n_members):
+        h = members[a]
+        u = 0.0 if forced else counter_uniform(key, (n_scans + 1) * n + h)
+        _, log_p = restricted_update(state, prior_params, params, stats, data, h, ka, kb, u,
+                                     origin[a] if forced else -1)
+        log_q += log_p
+    return log_q
+
+
+@primitive
+def regroup(state, params, stats, data, j, members, n_members, origin, from_slot, dest,
+            j_first):
+    """Move j and the members of S in slot ``from_slot`` (``from_slot`` < 0: those with
+    ``origin`` 1) to slot ``dest``, j first or last (the order of the sufficient
+    statistics' floating-point sums). One call site of ``move_item``."""
+    for t in range(n_members + 1):
+        a = t - 1 if j_first else t
+        if a < 0 or a == n_members:
+            move_item(state, params, stats, data, j, dest)
+            continue
+        h = members[a]
+        if (state.labels[h] == from_slot) if from_slot >= 0 else (origin[a] == 1):
+            move_item(state, params, stats, data, h, dest)
+
+
 @routine
 def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
                        proposal, members, origin):
@@ -193,85 +247,49 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     restored); log_q the log probability of the restricted-Gibbs split
     (the proposal for a split, the forced reverse for a merge); log_ratio the log
     Metropolis-Hastings ratio (-inf when the move is impossible).
+
+    Split and merge share one copy of each inlined piece (:func:`allocate`,
+    :func:`regroup`, the log joint): numba types and lowers an inlined primitive once
+    per call site, and the update's cold compile was most of a split-merge sampler's.
     """
     labels = state.labels
     n = labels.shape[0]
     ki, kj = labels[i], labels[j]
     log_before = log_joint(state, prior_params, params, stats)
     u_accept = counter_uniform(key, (n_scans + 2) * n)
-    if ki == kj:
-        # --- Split ---------------------------------------------------------------
-        n_members = collect_members(labels, ki, ki, i, j, members)
-        k2 = open_new_block(state, params, stats)
-        move_item(state, params, stats, data, j, k2)
-        if proposal == SEQUENTIAL:
-            shuffle_members(members, n_members, key, (n_scans + 3) * n)
-            log_q = sequential_allocation(state, prior_params, params, stats, data, members,
-                                          n_members, ki, k2, key, n, origin, False)
-        elif proposal == RANDOM:
-            launch(state, prior_params, params, stats, data, members, n_members, ki, k2,
-                   key, 0, n)
-            log_q = n_members * LOG_HALF
-        else:
-            # Final restricted scan: the proposal and its probability (eqs. 15-16).
-            log_q = launch(state, prior_params, params, stats, data, members, n_members, ki,
-                           k2, key, n_scans, n)
-            for a in range(n_members):
-                h = members[a]
-                _, log_p = restricted_update(
-                    state, prior_params, params, stats, data, h, ki, k2,
-                    counter_uniform(key, (n_scans + 1) * n + h), -1,
-                )
-                log_q += log_p
-        log_after = log_joint(state, prior_params, params, stats)
-        log_ratio = log_after - log_before - log_q if log_q != -np.inf else -np.inf
-        if np.log(u_accept) < log_ratio:
-            return SPLIT_ACCEPTED, log_q, log_ratio
-        # Reject: everything in k2 goes back to ki.
-        move_item(state, params, stats, data, j, ki)
-        for a in range(n_members):
-            h = members[a]
-            if labels[h] == k2:
-                move_item(state, params, stats, data, h, ki)
-        return (SPLIT_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
-    # --- Merge -------------------------------------------------------------------
+    split = ki == kj
+    # 1. S, and (split) j alone in a new slot.
     n_members = collect_members(labels, ki, kj, i, j, members)
+    if split:
+        kj = open_new_block(state, params, stats)
+        move_item(state, params, stats, data, j, kj)
     if proposal == SEQUENTIAL:
         shuffle_members(members, n_members, key, (n_scans + 3) * n)
-    for a in range(n_members):
-        origin[a] = 1 if labels[members[a]] == kj else 0
-    if proposal == SEQUENTIAL:
-        # The reverse: allocation forced to z's configuration; it leaves the state = z.
-        log_q = sequential_allocation(state, prior_params, params, stats, data, members,
-                                      n_members, ki, kj, key, n, origin, True)
-    elif proposal == RANDOM:
-        log_q = n_members * LOG_HALF
-    else:
-        # Forced scan from the launch state back to z: the reverse split's
-        # probability (eqs. 13-14). It leaves the state equal to z.
-        log_q = launch(state, prior_params, params, stats, data, members, n_members, ki, kj,
-                       key, n_scans, n)
+    if not split:
         for a in range(n_members):
-            _, log_p = restricted_update(
-                state, prior_params, params, stats, data, members[a], ki, kj, 0.0, origin[a]
-            )
-            log_q += log_p
-    # Merge kj into ki.
-    for a in range(n_members):
-        if origin[a] == 1:
-            move_item(state, params, stats, data, members[a], ki)
-    move_item(state, params, stats, data, j, ki)  # kj is freed
+            origin[a] = 1 if labels[members[a]] == kj else 0
+    # 2. The split proposal, or the merge's forced reverse (the state is then z).
+    log_q = allocate(state, prior_params, params, stats, data, members, n_members, ki, kj,
+                     key, n_scans, n, proposal, not split, origin)
+    # 3. Merge: kj into ki (kj is freed with j, last).
+    if not split:
+        regroup(state, params, stats, data, j, members, n_members, origin, -1, ki, False)
     log_after = log_joint(state, prior_params, params, stats)
-    log_ratio = log_after - log_before + log_q if log_q != -np.inf else -np.inf
+    if log_q == -np.inf:
+        log_ratio = -np.inf
+    elif split:
+        log_ratio = log_after - log_before - log_q
+    else:
+        log_ratio = log_after - log_before + log_q
     if np.log(u_accept) < log_ratio:
-        return MERGE_ACCEPTED, log_q, log_ratio
-    # Reject: restore kj (j and its original members) in a fresh slot.
-    k2 = open_new_block(state, params, stats)
-    move_item(state, params, stats, data, j, k2)
-    for a in range(n_members):
-        if origin[a] == 1:
-            move_item(state, params, stats, data, members[a], k2)
-    return (MERGE_REJECTED if log_ratio == log_ratio else FAILED), log_q, log_ratio
+        return (SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_q, log_ratio
+    # 4. Reject. Split: everything in kj back to ki. Merge: j and its original
+    #    members back into a fresh slot.
+    from_slot = kj if split else -1
+    dest = ki if split else open_new_block(state, params, stats)
+    regroup(state, params, stats, data, j, members, n_members, origin, from_slot, dest, True)
+    rejected = SPLIT_REJECTED if split else MERGE_REJECTED
+    return (rejected if log_ratio == log_ratio else FAILED), log_q, log_ratio
 
 
 @primitive

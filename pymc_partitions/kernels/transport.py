@@ -932,11 +932,34 @@ def _solve_edges(p, m1, q, m2, overlap, metric, n_edges, ws):
             n_sub += 1
     for v in range(m1 + m2):
         ws.local[v] = -1
-    if n_sub <= MERGE_EDGES:
+    if n_sub <= MERGE_EDGES:  # one problem, one group
         for i in range(n_sub):
             order[i] = sub[i]
-        return _solve_component(p, q, m1, 0, n_sub, ws)
-    # Components: union-find over the options, then the edges grouped by root.
+            root[sub[i]] = 0
+    else:
+        _group_by_component(m1, m2, n_sub, ws)
+    # Each group (two edges or more: an edge of a single-edge component was solved
+    # above) by the exact solver: one call site, as the solver is inlined.
+    t0 = 0
+    while t0 < n_sub:
+        r = root[order[t0]]
+        t1 = t0 + 1
+        while t1 < n_sub and root[order[t1]] == r:
+            t1 += 1
+        status = _solve_component(p, q, m1, t0, t1, ws)
+        if status != OPTIMAL:
+            return status
+        t0 = t1
+    return OPTIMAL
+
+
+@primitive
+def _group_by_component(m1, m2, n_sub, ws):
+    """Order ``ws.edge_list[:n_sub]`` (edge indices) into ``ws.order[:n_sub]`` grouped
+    by connected component of the bipartite graph of the edges (union-find over the
+    options, then a counting sort on the root); ``ws.edge_comp[t]`` = edge t's root."""
+    erow, ecol = ws.edge_row, ws.edge_col
+    comp, count, order, sub, root = ws.comp, ws.count, ws.order, ws.edge_list, ws.edge_comp
     for v in range(m1 + m2):
         comp[v] = v
     for i in range(n_sub):
@@ -961,19 +984,6 @@ def _solve_edges(p, m1, q, m2, overlap, metric, n_edges, ws):
         t = sub[i]
         order[count[root[t]]] = t
         count[root[t]] += 1
-    # Each component (two edges or more: an edge of a single-edge component was
-    # solved above) by the exact solver.
-    t0 = 0
-    while t0 < n_sub:
-        r = root[order[t0]]
-        t1 = t0 + 1
-        while t1 < n_sub and root[order[t1]] == r:
-            t1 += 1
-        status = _solve_component(p, q, m1, t0, t1, ws)
-        if status != OPTIMAL:
-            return status
-        t0 = t1
-    return OPTIMAL
 
 
 @primitive
@@ -1032,12 +1042,16 @@ def overlap_plan(p, m1, q, m2, overlap, metric, ws):
     return n_edges
 
 
-@primitive
+@routine
 def overlap_plan_totals(p, m1, q, m2, overlap, metric, ws):
     """:func:`overlap_plan`, returning ``(n_edges, matched, res_p_total,
     res_q_total)``: the number of edges (-1 on failure), the matched mass
     sum(Q) and the residual totals |res_p|, |res_q| (sums of the clipped
-    residuals, each exactly 0 when every residual is)."""
+    residuals, each exactly 0 when every residual is).
+
+    A routine, compiled once per signature and linked by every user (the coupled
+    sweep's draw, the test entries): inlined, each user typed and lowered the greedy
+    certificate and the edge solver again (``ot_pair_pmf`` 36-41 s cold)."""
     max_edges = ws.edge_row.shape[0]
     if m1 < 1 or m2 < 1 or m1 > ws.res_p.shape[0] or m2 > ws.res_q.shape[0]:
         return -1, 0.0, 0.0, 0.0
@@ -1048,7 +1062,7 @@ def overlap_plan_totals(p, m1, q, m2, overlap, metric, ws):
     #    ``comp``).
     for b in range(m2 - 1):
         degree[b] = 0
-    n_edges = 0
+    n_edges = np.int64(0)  # not Literal[int](0): the solver routine compiled once
     single = True
     for a in range(m1 - 1):
         if not p[a] > 0.0:
