@@ -48,8 +48,17 @@ Compile units (what every move follows; compile time is part of speed, measured 
    again at every level of nesting: an array-only helper is compiled once as a
    routine only where its code is large; a routine does not call routines of routines
    where one level does.
+   Two chains' identical pieces (a coupled item's conditional and placement) go
+   through a loop over the chains, not two call sites.
 5. **Few entries per move.** Each entry compiles and re-optimises what it links once
-   more; tests reach a move through the entry the step uses where they can.
+   more; tests reach a move through the entry the step uses where they can, and a
+   large piece that several entries need (the coupling draw, the OT plan) is a routine
+   they all link, not inlined into each.
+6. **No literal arguments to routines.** numba types a call while it is still inferring
+   the caller: a variable set to a constant and changed later (``n = 0`` ...
+   ``n += 1``), or a constant passed directly (``sample_pair(OT, ...)``), is first
+   ``Literal[int]`` and the routine compiles twice (``transport._solve_edges``: 2 x 5 s).
+   Start such a variable as ``np.int64(0)``; pass a variable, not a constant.
 """
 
 from pymc_partitions.kernels import arm, arm_bsm, gibbs, split_merge, sweep_block, tempering
