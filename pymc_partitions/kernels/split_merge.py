@@ -219,22 +219,6 @@ def allocate(state, prior_params, params, stats, data, members, n_members, ka, k
     return log_q
 
 
-@primitive
-def regroup(state, params, stats, data, j, members, n_members, origin, from_slot, dest,
-            j_first):
-    """Move j and the members of S in slot ``from_slot`` (``from_slot`` < 0: those with
-    ``origin`` 1) to slot ``dest``, j first or last (the order of the sufficient
-    statistics' floating-point sums). One call site of ``move_item``."""
-    for t in range(n_members + 1):
-        a = t - 1 if j_first else t
-        if a < 0 or a == n_members:
-            move_item(state, params, stats, data, j, dest)
-            continue
-        h = members[a]
-        if (state.labels[h] == from_slot) if from_slot >= 0 else (origin[a] == 1):
-            move_item(state, params, stats, data, h, dest)
-
-
 @routine
 def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_scans,
                        proposal, members, origin):
@@ -248,9 +232,13 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
     (the proposal for a split, the forced reverse for a merge); log_ratio the log
     Metropolis-Hastings ratio (-inf when the move is impossible).
 
-    Split and merge share one copy of each inlined piece (:func:`allocate`,
-    :func:`regroup`, the log joint): numba types and lowers an inlined primitive once
-    per call site, and the update's cold compile was most of a split-merge sampler's.
+    Split and merge share one copy of the allocation (:func:`allocate`: launch,
+    restricted scans, sequential allocation) and of the log joint after the move:
+    numba types and lowers an inlined primitive once per call site, and the update's
+    cold compile was most of a split-merge sampler's (11.7 -> 8.1 CPU s, CRP x Normal,
+    Python 3.12). The moves back on a rejection stay written out per case: one shared
+    loop over "j, then the members to move" made the Gaussian update 3x slower at
+    N = 1000 (same decisions) and saved no compile time.
     """
     labels = state.labels
     n = labels.shape[0]
@@ -273,7 +261,10 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
                      key, n_scans, n, proposal, not split, origin)
     # 3. Merge: kj into ki (kj is freed with j, last).
     if not split:
-        regroup(state, params, stats, data, j, members, n_members, origin, -1, ki, False)
+        for a in range(n_members):
+            if origin[a] == 1:
+                move_item(state, params, stats, data, members[a], ki)
+        move_item(state, params, stats, data, j, ki)  # kj is freed
     log_after = log_joint(state, prior_params, params, stats)
     if log_q == -np.inf:
         log_ratio = -np.inf
@@ -285,9 +276,18 @@ def split_merge_update(state, prior_params, params, stats, data, i, j, key, n_sc
         return (SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_q, log_ratio
     # 4. Reject. Split: everything in kj back to ki. Merge: j and its original
     #    members back into a fresh slot.
-    from_slot = kj if split else -1
-    dest = ki if split else open_new_block(state, params, stats)
-    regroup(state, params, stats, data, j, members, n_members, origin, from_slot, dest, True)
+    if split:
+        move_item(state, params, stats, data, j, ki)
+        for a in range(n_members):
+            h = members[a]
+            if labels[h] == kj:
+                move_item(state, params, stats, data, h, ki)
+    else:
+        k2 = open_new_block(state, params, stats)
+        move_item(state, params, stats, data, j, k2)
+        for a in range(n_members):
+            if origin[a] == 1:
+                move_item(state, params, stats, data, members[a], k2)
     rejected = SPLIT_REJECTED if split else MERGE_REJECTED
     return (rejected if log_ratio == log_ratio else FAILED), log_q, log_ratio
 
