@@ -1,6 +1,7 @@
 r"""Adaptive Reconfiguration Moves: Herlau, Mørup, Schmidt & Teh (2016), "Adaptive
 Reconfiguration Moves for MCMC inference in Dirichlet Process Mixtures", Algorithm 3
-(ARM), Algorithm 2 (sRM) and the ablation sARM (§3.6.2), the kernel of one
+(ARM), Algorithm 2 (sRM), the ablation sARM (§3.6.2) and an extension of Algorithm 3
+by outside-block moves (§5's future work, below), the kernel of one
 Metropolis-Hastings update (the other ablation, bSM, is :mod:`.arm_bsm`).
 
 Given the current partition z, two items i != j and two earlier partitions z^a, z^b
@@ -47,6 +48,46 @@ ARM, lines 1-4 of Algorithm 3 start z* from c_i and c_j (split) or c_i u c_j
 other items of S one at a time by unrestricted Gibbs moves (the members of c_i, c_j
 from where line 4 put them, the others from unplaced), the items outside S as
 above. There are no block moves (lines 5-8).
+
+**Extended ARM** (``EXTENDED``; not in the paper: its §5 names "allowing movement
+of blocks of variables from outside the initial states i, j" as future work).
+Algorithm 3 leaves the items outside S to line 16, one at a time, so a merge whose
+block moves carried items of S out of z*_i can only be reversed by bringing them
+back one by one, at a probability exponentially small in their number (the reason
+Algorithm 3 accepts 1-5 % of its updates on the paper's networks). The extension:
+
+- line 1': c = z^a v z^b v z is formed on every item, not only on S;
+- line 8a (after lines 5-8): each block B of c outside S with two or more items (by
+  size descending, then first element ascending in ``order``), all still in its
+  block k_B of z, stays or joins the block(s) of i, j as a whole: a restricted block
+  Gibbs move over I = (z*_i, z*_j, k_B) for a split, (z*_i, k_B) for a merge, unless
+  B is all that is left of k_B's original members and newcomers are there
+  (:math:`k_B \cap z = B`, :math:`|k_B| > |B|`: the block analogue of eq. 17);
+  then it stays. B(1) is its earmark and never moves again;
+- line 16': the other members of a B that moved may move between z*_i and z*_j (a
+  split; I = (z*_i, z*_j)) or stay (a merge, where the two are one block); the
+  members of a B that stayed are items outside S as in Algorithm 3 (eq. 17 counts
+  the original members still in k_B).
+
+*Paths stay unique* (so T is a product of moves, as for Algorithm 3): every move
+puts its unit (A(1), B(1) or h) where it stays, so the candidate it takes must be
+the block its target block w_x ends in. (a) If w_x holds an anchor (i, j, an
+earmark or an item already updated), that anchor's block. (b) Else, if w_x holds an
+item o outside S: o ends in k_o (its own block) or in i's or j's block, and w_x
+holds neither i nor j, so it ends in k_o, which o is in now (a B moved into i's/j's
+block never leaves them). (c) Else w_x holds items of S only: a new block, since any
+existing block either holds an anchor of another target block or is a block of z
+outside S whose last original member can never leave once x is there (eq. 17 for
+single items, its block analogue for blocks of c; x is permanent). So every
+step's candidate is a function of (state, target) and at most one path reaches each
+z*; the forced reverse follows it in O(moves), as for Algorithm 3
+(:func:`forced_index` is unchanged: its cases are (a)-(c)). Without the block
+analogue of eq. 17 paths would not be unique: B leaving k_B after a block A of g'
+joined it, and A going to a new block, end alike. ``tests/test_arm.py`` checks the
+uniqueness and the forced T against a transcription that sums over all paths.
+
+Cost: line 8a's block moves (O(|B| |I|) each) and the n - |S| items outside S
+grouped into blocks of c (O(n) with the per-slot lists of :func:`refine`).
 
 Choices where the paper is silent or ambiguous (all are part of the background
 information, so any fixed choice keeps the move exact):
