@@ -172,7 +172,7 @@ def test_split_merge_without_proposal_probability_is_caught():
     caught_by(judge(exact, draws), "|z|")
 
 
-# ------------------------------------------------------------------ extended ARM: a reverse short of a term
+# ------------------------------------------------------------------ extended ARM: a short reverse
 
 # Background partitions z^a, z^b of 5 items: every pair of these, with every ordered
 # pair (i, j) they disagree on, is one background (the mixture does not depend on z).
