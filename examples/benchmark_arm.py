@@ -53,8 +53,11 @@ USAir (266)   1.89 (0.96), 1.5 %          1.99 (1.13), 8.5 %, 0.59/0.057
 ============  ==========================  ==========================
 
 (NIPS's arm figure includes the kernels' first load in that process; the same "arm"
-at the parent commit ef6bdc3 in the next run: 2.16 (1.29) / 1.74 (0.69) / 1.91 (0.90).) The
-extension costs 0.1-0.2 sweeps more per update than Algorithm 3, within issue 14's 3.
+at the parent commit ef6bdc3 in the next run: 2.16 (1.29) / 1.74 (0.69) / 1.91 (0.90).)
+With ``--iterations 1000 --chains 8`` (wall time 118 s): arm 2.49 (1.38), 9.4 % / 1.74
+(0.70), 9.0 % / 1.88 (0.89), 0.2 %; extended 2.47 (1.45), 4.2 %, 0.71/0.020 / 1.92
+(0.86), 16.2 %, 0.26/0.023 / 2.10 (1.00), 4.0 %, 0.69/0.027. The extension costs
+0.05-0.2 sweeps more per update than Algorithm 3, within issue 14's 3.
 
 History of the figure (same networks, ARM): 7.9 / 3.9 / 5.1 sweeps before stop 28;
 3.29 / 2.29 / 2.54 after (a) ``sweep_block.log_join`` scoring one item by its
