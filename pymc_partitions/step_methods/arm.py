@@ -169,7 +169,7 @@ class ARM(PopulationStep):
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
-    Chains: ``"arm"``, ``"sarm"`` and ``"bsm"`` need at least 2
+    Chains: ``"arm"``, ``"extended"``, ``"sarm"`` and ``"bsm"`` need at least 2
     (``pm.sample(chains=S)``; the paper uses S = 8); ``"srm"`` runs with any number.
     In the first iteration no chain has a past state: there is no ARM update (the
     Gibbs sweeps run), and none while a chain's window holds a single partition
