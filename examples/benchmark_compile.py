@@ -37,8 +37,8 @@ no progress bar, no convergence checks; hyperparameters fixed where the step nee
 - ``splitmerge``, ``splitmerge-random``, ``splitmerge-sequential``: the default model,
   ``step=[pmp.SplitMerge([z], proposal="restricted_gibbs" | "random" | "sequential")]``
   (the hyperparameters keep their default steps);
-- ``arm``, ``sarm``, ``bsm``, ``srm``: CRP(alpha=1) + IRM on a 24-node two-block network,
-  ``step=[pmp.ARM([z], variant=...)]``, chains=2 (``srm``: 1), draws=6;
+- ``arm``, ``sarm``, ``bsm``, ``srm``, ``extended``: CRP(alpha=1) + IRM on a 24-node
+  two-block network, ``step=[pmp.ARM([z], variant=...)]``, chains=2 (``srm``: 1), draws=6;
 - ``pbc``: CRP(alpha=1) + CollapsedNormal(sigma=1), ``step=[pmp.PBC([z],
   temperatures=(4, 2, 1), crossover="two_new", selection="random")]`` (README), draws=6;
 - ``coupled-gibbs``: that fixed model, ``step=[pmp.CoupledGibbs([z])]``, draws=8, then
@@ -282,6 +282,7 @@ SCENARIOS = {
     "sarm": Scenario(scenario_arm("sarm")),
     "srm": Scenario(scenario_arm("srm")),
     "bsm": Scenario(scenario_arm("bsm")),
+    "extended": Scenario(scenario_arm("extended")),
     "pbc": Scenario(scenario_pbc),
     "coupled-gibbs": Scenario(scenario_coupled(False)),
     "coupled-split-merge": Scenario(scenario_coupled(True)),

@@ -1,5 +1,7 @@
 """Herlau et al. (2016), Table 2: Gibbs, split-merge and ARM on Jain & Neal's Bernoulli
-mixtures; autocorrelation times per iteration and normalized iterations.
+mixtures; autocorrelation times per iteration and normalized iterations. ARMx, the
+extended variant (``pmp.ARM([z], variant="extended")``: Algorithm 3 plus outside-block
+moves, not in the paper), runs beside ARM for the same T iterations.
 
 Run:  python examples/herlau_table2.py [--datasets 20] [--chains 8] [--iterations 2000]
           [--dims 6 8 10] [--processes 2] [--seed 2016] [--plot fig6b.png]
@@ -125,7 +127,9 @@ from _mixing import iat
 
 import pymc_partitions as pmp
 
-METHODS = ("Gibbs", "SM", "ARM")
+# ARMx: pmp.ARM([z], variant="extended"), Algorithm 3 plus outside-block moves (not in
+# the paper: its §5 future work); its rows print no paper figures.
+METHODS = ("Gibbs", "SM", "ARM", "ARMx")
 N_INIT = 50  # Gibbs iterations that initialise every chain (§3)
 WATCH_PER_BLOCK = 3  # watched items per planted block (§3.1)
 
@@ -162,7 +166,7 @@ def make_step(method, z):
         return pmp.Gibbs([z], n_sweeps=1)  # the paper's iteration: one sweep
     if method == "SM":
         return pmp.SplitMerge([z])  # SM(5, 1, 1)
-    return pmp.ARM([z])
+    return pmp.ARM([z], variant="extended" if method == "ARMx" else "arm")
 
 
 def sample(model, z, method, draws, chains, seed, initvals=None):
@@ -239,7 +243,8 @@ def run_dataset(d, index, args):
     for method in METHODS:
         idatas[method], out[method] = run_method(model, z, method, seed, starts, watched, args)
 
-    for method, update in (("SM", "split_merge_seconds"), ("ARM", "arm_seconds")):
+    for method, update in (("SM", "split_merge_seconds"), ("ARM", "arm_seconds"),
+                           ("ARMx", "arm_seconds")):
         stats = idatas[method].sample_stats
         update_s, gibbs_s = stats[update].values, stats["gibbs_seconds"].values  # (S, T)
         out[method]["normalized"] = T * (update_s + gibbs_s).sum(axis=1) / gibbs_s.sum(axis=1)

@@ -17,7 +17,8 @@ from pymc_partitions.kernels.priors import crp
 from pymc_partitions.kernels.random import counter_uniform
 
 N, D, ALPHA, A, B = 6, 3, 0.9, 0.5, 0.8
-VARIANTS = {"arm": arm.ARM, "srm": arm.SRM, "sarm": arm.SARM, "bsm": arm.BSM}
+VARIANTS = {"arm": arm.ARM, "srm": arm.SRM, "sarm": arm.SARM, "bsm": arm.BSM,
+            "extended": arm.EXTENDED}
 N_SCANS = 2  # bSM's intermediate restricted scans in these tests
 
 
@@ -51,9 +52,11 @@ def blocks_of(labels):
 
 
 def reference_paths(x, z, i, j, za, zb, order, variant):
-    """Every path of Algorithm 3 (``"arm"``), Algorithm 2 (``"srm"``) or sARM
-    (``"sarm"``: Algorithm 2 from c_i, c_j) from z: ``{canonical z*: [log probability
-    of each path reaching it]}``."""
+    """Every path of Algorithm 3 (``"arm"``), Algorithm 3 with outside-block moves
+    (``"extended"``), Algorithm 2 (``"srm"``) or sARM (``"sarm"``: Algorithm 2 from
+    c_i, c_j) from z: ``{canonical z*: [log probability of each path reaching it]}``.
+    The probabilities of all paths to a z* are listed, so their sum is T(z*|z)
+    whether or not paths are unique."""
     n = len(z)
     rank = {h: p for p, h in enumerate(order)}
     split = z[i] == z[j]
@@ -65,19 +68,29 @@ def reference_paths(x, z, i, j, za, zb, order, variant):
         for h in in_s:
             groups.setdefault((za[h], zb[h], z[h]), []).append(h)
         cblocks = list(groups.values())
+    # Extended: the blocks of c = z^a v z^b v z outside S with two or more items.
+    out_groups = {}
+    for h in order:
+        if h not in in_s:
+            out_groups.setdefault((za[h], zb[h], z[h]), []).append(h)
+    out_blocks = [] if variant != "extended" else sorted(
+        (block for block in out_groups.values() if len(block) >= 2),
+        key=lambda block: (-len(block), rank[block[0]]),
+    )
     c_i = next(block for block in cblocks if i in block)
     c_j = next(block for block in cblocks if j in block)
     assert c_i is not c_j
     outside = [set(np.flatnonzero(z == k)) for k in set(z.tolist()) - {z[i], z[j]}]
     start = outside + ([set(c_i), set(c_j)] if split else [set(c_i) | set(c_j)])
     original = {h: set(np.flatnonzero(z == z[h])) for h in range(n)}
-    g_prime = [] if variant != "arm" else sorted(
+    g_prime = [] if variant not in ("arm", "extended") else sorted(
         (block for block in cblocks if block is not c_i and block is not c_j),
         key=lambda block: (-len(block), rank[block[0]]),
     )
-    earmarks = {block[0] for block in g_prime}
-    steps = [set(block) for block in g_prime]
-    steps += [{h} for h in order if h not in (i, j) and h not in earmarks]
+    earmarks = {block[0] for block in g_prime + out_blocks}
+    steps = [("g", set(block)) for block in g_prime]
+    steps += [("out", set(block)) for block in out_blocks]
+    steps += [("item", {h}) for h in order if h not in (i, j) and h not in earmarks]
     results = defaultdict(list)
 
     def block_with(blocks, h):
@@ -88,10 +101,18 @@ def reference_paths(x, z, i, j, za, zb, order, variant):
             assert sum(len(block) for block in blocks) == n
             results[canonical(blocks, n)].append(logp)
             return
-        moving = steps[s]
+        kind, moving = steps[s]
         h = min(moving, key=rank.get)
-        if h not in in_s:  # an item outside z_i u z_j (lines 12-18)
-            own = block_with(blocks, h)
+        own = block_with(blocks, h)
+        with_ij = h not in in_s and (i in own or j in own)  # came with its block
+        if kind == "out":  # the block analogue of eq. 17
+            if own & original[h] == moving and len(own) > len(moving):
+                walk(blocks, s + 1, logp)
+                return
+        elif with_ij and not split:  # it stays in the merged block
+            walk(blocks, s + 1, logp)
+            return
+        elif h not in in_s and not with_ij:  # an item outside z_i u z_j (lines 12-18)
             if own & original[h] == {h} and len(own) >= 2:  # eq. 17
                 walk(blocks, s + 1, logp)
                 return
@@ -101,6 +122,8 @@ def reference_paths(x, z, i, j, za, zb, order, variant):
         if h in in_s:  # unrestricted: every block and a new one
             assert not emptied  # else "new" would be listed twice
             targets = rest + [None]
+        elif with_ij:  # between the blocks of i and j
+            targets = [block_with(rest, i), block_with(rest, j)]
         else:  # stay, or join the block(s) of i, j
             targets = [block_with(rest, i)] + ([block_with(rest, j)] if split else [])
             own_rest = block_with(blocks, h) - moving
@@ -216,14 +239,16 @@ class Kernel:
         """One MH update from z: (outcome, log T(z*|z), log T(z|z*), block moves,
         canonical labels after)."""
         state, stats = self.state(z)
+        outside = 0
         if variant == arm.BSM:
             outcome, log_fwd, log_rev, _, moves = arm_bsm.bsm_entry(
                 state, self.prior, self.params, stats, self.data, i, j, za, zb, order, N_SCANS,
                 key, self.scr, self.log_w)
         else:
-            outcome, log_fwd, log_rev, _, moves = arm.arm_entry(
+            outcome, log_fwd, log_rev, _, moves, outside = arm.arm_entry(
                 state, self.prior, self.params, stats, self.data, i, j, za, zb, order, variant,
                 key, self.scr, self.log_w)
+        self.last_outside = outside  # blocks outside S moved (extended, line 8a)
         return outcome, log_fwd, log_rev, moves, tuple(pmp.canonicalize(state.labels))
 
 
@@ -308,7 +333,7 @@ def check_case(kernel, variant, z, i, j, za, zb, order, n_keys=20, n_reverse=Non
     return block_moves, stopped
 
 
-@pytest.mark.parametrize("variant", ["arm", "srm", "sarm"])
+@pytest.mark.parametrize("variant", ["arm", "srm", "sarm", "extended"])
 def test_unique_paths_and_exact_transition_probabilities(variant):
     kernel = Kernel(seed=3)
     rng = np.random.default_rng(11 + (variant == "srm"))
@@ -332,11 +357,11 @@ def test_unique_paths_and_exact_transition_probabilities(variant):
         seen["block moves"] += block_moves
         seen["stopped early"] += stopped
     assert seen["split"] >= 2 and seen["merge"] >= 2 and seen["stopped early"] > 0
-    # Only ARM moves blocks of c as wholes.
-    assert (seen["block moves"] > 0) == (variant == "arm")
+    # Only ARM (and its extension) moves blocks of c as wholes.
+    assert (seen["block moves"] > 0) == (variant in ("arm", "extended"))
 
 
-@pytest.mark.parametrize("variant", ["arm", "srm", "sarm"])
+@pytest.mark.parametrize("variant", ["arm", "srm", "sarm", "extended"])
 def test_unique_paths_and_exact_transition_probabilities_at_n_7(variant):
     """A merge at n = 7 whose c has a block of two items outside c_i, c_j (a block
     move for ARM): 203 reachable z* of the 877 partitions."""
@@ -345,7 +370,49 @@ def test_unique_paths_and_exact_transition_probabilities_at_n_7(variant):
     z, za, zb = (pmp.canonicalize(np.array(v)) for v in (
         [0, 0, 1, 1, 1, 2, 1], [0, 0, 0, 0, 1, 1, 1], [0, 1, 2, 2, 1, 0, 1]))
     moves, _ = check_case(kernel, variant, z, 0, 2, za, zb, order, n_keys=10, n_reverse=20)
-    assert (moves > 0) == (variant == "arm")
+    assert (moves > 0) == (variant in ("arm", "extended"))
+
+
+EXTENDED_CASES = [  # (z, i, j, z^a, z^b): c has blocks of two items outside S
+    ([0, 1, 0, 2, 1, 0], 0, 2, [0, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0]),
+    ([0, 1, 2, 0, 1, 2], 5, 2, [0, 0, 1, 0, 1, 1], [0, 0, 0, 0, 0, 1]),
+    ([0, 1, 1, 1, 0, 2], 5, 0, [0, 1, 1, 1, 1, 0], [0, 0, 0, 1, 1, 1]),
+    ([0, 1, 0, 2, 1, 0], 3, 4, [0, 0, 1, 0, 1, 0], [0, 0, 1, 1, 1, 0]),
+    ([0, 1, 2, 0, 2, 1, 1], 3, 0, [0, 1, 1, 1, 1, 0, 0], [0, 1, 1, 0, 0, 1, 1]),
+    ([0, 1, 0, 2, 1, 1, 2], 1, 6, [0, 1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1, 0]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(EXTENDED_CASES)),
+                         ids=[f"n{len(c[0])}-{'split' if c[0][c[1]] == c[0][c[2]] else 'merge'}-{k}"
+                              for k, c in enumerate(EXTENDED_CASES)])
+def test_extended_outside_block_moves_unique_paths_and_exact_t(case):
+    """The extended variant (outside-block moves, line 8a) where c has blocks outside
+    S: :func:`check_case` against :func:`reference_paths`, which lists every path
+    (at n = 6 all 203 partitions as targets and the reverse from every reachable z*;
+    at n = 7 all 877 as targets, the reverse from 20). The proposals move blocks from
+    outside S, and the outside-block part of log T is there in forward and reverse
+    constructions (the term the negative control drops)."""
+    z, i, j, za, zb = EXTENDED_CASES[case]
+    n = len(z)
+    kernel = Kernel(seed=3, n=n)
+    z, za, zb = (pmp.canonicalize(np.array(v)) for v in (z, za, zb))
+    order = np.random.default_rng(case).permutation(n).astype(np.int64)
+    check_case(kernel, "extended", z, i, j, za, zb, order, n_keys=10,
+               n_reverse=None if n == 6 else 20)
+    outside = 0
+    for key in range(10):
+        kernel.update(z, i, j, za, zb, order, arm.EXTENDED, key)
+        outside += kernel.last_outside
+    forward_parts, reverse_parts = [], []
+    for w in sorted(reference_paths(kernel.x, z, i, j, za, zb, order, "extended")):
+        kernel.proposal(z, i, j, za, zb, order, arm.EXTENDED, target=np.array(w))
+        forward_parts.append(kernel.scr.log_t_outside[0])
+        status, _, _ = kernel.proposal(np.array(w), i, j, za, zb, order, arm.EXTENDED, target=z)
+        if status == arm.BUILT:
+            reverse_parts.append(kernel.scr.log_t_outside[0])
+    assert outside > 0 and min(forward_parts) < 0
+    assert reverse_parts and min(reverse_parts) < 0
 
 
 BSM_CASES = [  # (z, i, j, z^a, z^b); c on S has a block of two items outside c_i, c_j
@@ -470,9 +537,11 @@ def arm_move(variant, n_updates, n_gibbs, relabel, counts):
     "kind, variant, n_updates, n_gibbs",
     [("bernoulli", "arm", 3, 0), ("bernoulli", "srm", 3, 0), ("bernoulli", "arm", 1, 1),
      ("irm", "arm", 3, 0), ("fixed_blocks", "arm", 2, 1), ("bernoulli", "sarm", 3, 0),
-     ("bernoulli", "bsm", 3, 0), ("fixed_blocks", "sarm", 2, 1), ("fixed_blocks", "bsm", 2, 1)],
+     ("bernoulli", "bsm", 3, 0), ("fixed_blocks", "sarm", 2, 1), ("fixed_blocks", "bsm", 2, 1),
+     ("bernoulli", "extended", 3, 0), ("irm", "extended", 3, 0)],
     ids=["arm-alone", "srm-alone", "arm-gibbs", "irm-arm-alone", "fixed-blocks-arm-gibbs",
-         "sarm-alone", "bsm-alone", "fixed-blocks-sarm-gibbs", "fixed-blocks-bsm-gibbs"],
+         "sarm-alone", "bsm-alone", "fixed-blocks-sarm-gibbs", "fixed-blocks-bsm-gibbs",
+         "extended-alone", "irm-extended-alone"],
 )
 def test_exact(kind, variant, n_updates, n_gibbs):
     """The chain's draws against the exact posterior. Dropping T(z|z*) from the
@@ -486,18 +555,23 @@ def test_exact(kind, variant, n_updates, n_gibbs):
     or abandoned, and the state must come back intact."""
     model = exact_model(kind)
     start = np.arange(N) % 3 if kind == "fixed_blocks" else None
-    counts = np.zeros(5, dtype=np.int64)
+    counts = np.zeros(7, dtype=np.int64)
     relabel = n_gibbs == 0  # the paper's random relabelling, or the fixed order 0..n-1
     assert_exact(model, sampler=lambda: kernel_draws(
         model, arm_move(variant, n_updates, n_gibbs, relabel, counts), 2500, seed=7,
         start=start))
-    print("split rejected/accepted, merge rejected/accepted, block moves:", counts)
+    print("split rejected/accepted, merge rejected/accepted, block moves, outside-block "
+          "moves proposed/accepted:", counts)
     assert counts[:4].sum() == 4 * 2500 * n_updates
     if kind == "fixed_blocks" and variant == "bsm":
         assert counts[arm.SPLIT_ACCEPTED] == 0 and counts[arm.MERGE_ACCEPTED] == 0
     else:
         assert counts[arm.SPLIT_ACCEPTED] > 0 and counts[arm.MERGE_ACCEPTED] > 0
-    if variant in ("arm", "bsm"):
+    if variant in ("arm", "bsm", "extended"):
         assert counts[4] > 0
     else:
         assert counts[4] == 0  # sRM and sARM move no blocks
+    if variant == "extended":  # blocks from outside S moved, and some accepted
+        assert counts[6] > 0
+    else:
+        assert counts[5] == 0 and counts[6] == 0

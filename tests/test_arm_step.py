@@ -48,19 +48,27 @@ def initvals():
     return [{"z": s} for s in STARTS]
 
 
-@pytest.mark.parametrize("make, n_gibbs", [(bernoulli_model, 0), (bernoulli_model, 1),
-                                           (normal_model, 1)],
-                         ids=["bernoulli-arm-alone", "bernoulli-arm-gibbs", "normal-arm-gibbs"])
-def test_exact_with_the_adaptive_history(make, n_gibbs):
+@pytest.mark.parametrize("make, n_gibbs, variant",
+                         [(bernoulli_model, 0, "arm"), (bernoulli_model, 1, "arm"),
+                          (normal_model, 1, "arm"), (bernoulli_model, 0, "extended")],
+                         ids=["bernoulli-arm-alone", "bernoulli-arm-gibbs", "normal-arm-gibbs",
+                              "bernoulli-extended-alone"])
+def test_exact_with_the_adaptive_history(make, n_gibbs, variant):
     model = make()
     with model:
-        step = pmp.ARM([model["z"]], n_gibbs_sweeps=n_gibbs)
+        step = pmp.ARM([model["z"]], variant=variant, n_gibbs_sweeps=n_gibbs)
     _, idata = assert_exact(model, draws=2500, seed=11, step=step, initvals=initvals())
     stats = idata["sample_stats"]
     proposed = int(stats["split_proposed"].sum() + stats["merge_proposed"].sum())
     accepted = int(stats["split_accepted"].sum() + stats["merge_accepted"].sum())
     assert proposed > 0.9 * stats["split_proposed"].size and 0 < accepted < proposed
     assert int(stats["block_moves"].sum()) > 0  # blocks of c moved as wholes
+    outside = stats["outside_moves_proposed"].values, stats["outside_moves_accepted"].values
+    if variant == "extended":  # blocks from outside S moved (line 8a), some accepted
+        assert outside[0].sum() > 0 and 0 < outside[1].sum() <= outside[0].sum()
+        assert (outside[1] <= outside[0]).all()
+    else:
+        assert outside[0].sum() == 0 and outside[1].sum() == 0
 
 
 @pytest.mark.parametrize("n_gibbs", [0, 1], ids=["alone", "gibbs"])
@@ -110,7 +118,8 @@ def test_cores_1_and_2_give_the_same_draws_and_stats_are_declared():
     a, b = run(1), run(2)
     assert np.array_equal(posterior_dataset(a)["z"].values, posterior_dataset(b)["z"].values)
     for name in ("split_proposed", "split_accepted", "merge_proposed", "merge_accepted",
-                 "block_moves", "no_background", "arm_seconds", "gibbs_seconds", "log_joint"):
+                 "block_moves", "outside_moves_proposed", "outside_moves_accepted",
+                 "no_background", "arm_seconds", "gibbs_seconds", "log_joint"):
         assert name in a["sample_stats"], name
     assert (a["sample_stats"]["gibbs_seconds"].values > 0).all()
 

@@ -1,6 +1,7 @@
 r"""Adaptive Reconfiguration Moves: Herlau, Mørup, Schmidt & Teh (2016), "Adaptive
 Reconfiguration Moves for MCMC inference in Dirichlet Process Mixtures", Algorithm 3
-(ARM), Algorithm 2 (sRM) and the ablation sARM (§3.6.2), the kernel of one
+(ARM), Algorithm 2 (sRM), the ablation sARM (§3.6.2) and an extension of Algorithm 3
+by outside-block moves (§5's future work, below), the kernel of one
 Metropolis-Hastings update (the other ablation, bSM, is :mod:`.arm_bsm`).
 
 Given the current partition z, two items i != j and two earlier partitions z^a, z^b
@@ -47,6 +48,46 @@ ARM, lines 1-4 of Algorithm 3 start z* from c_i and c_j (split) or c_i u c_j
 other items of S one at a time by unrestricted Gibbs moves (the members of c_i, c_j
 from where line 4 put them, the others from unplaced), the items outside S as
 above. There are no block moves (lines 5-8).
+
+**Extended ARM** (``EXTENDED``; not in the paper: its §5 names "allowing movement
+of blocks of variables from outside the initial states i, j" as future work).
+Algorithm 3 leaves the items outside S to line 16, one at a time, so a merge whose
+block moves carried items of S out of z*_i can only be reversed by bringing them
+back one by one, at a probability exponentially small in their number (the reason
+Algorithm 3 accepts 1-5 % of its updates on the paper's networks). The extension:
+
+- line 1': c = z^a v z^b v z is formed on every item, not only on S;
+- line 8a (after lines 5-8): each block B of c outside S with two or more items (by
+  size descending, then first element ascending in ``order``), all still in its
+  block k_B of z, stays or joins the block(s) of i, j as a whole: a restricted block
+  Gibbs move over I = (z*_i, z*_j, k_B) for a split, (z*_i, k_B) for a merge, unless
+  B is all that is left of k_B's original members and newcomers are there
+  (:math:`k_B \cap z = B`, :math:`|k_B| > |B|`: the block analogue of eq. 17);
+  then it stays. B(1) is its earmark and never moves again;
+- line 16': the other members of a B that moved may move between z*_i and z*_j (a
+  split; I = (z*_i, z*_j)) or stay (a merge, where the two are one block); the
+  members of a B that stayed are items outside S as in Algorithm 3 (eq. 17 counts
+  the original members still in k_B).
+
+*Paths stay unique* (so T is a product of moves, as for Algorithm 3): every move
+puts its unit (A(1), B(1) or h) where it stays, so the candidate it takes must be
+the block its target block w_x ends in. (a) If w_x holds an anchor (i, j, an
+earmark or an item already updated), that anchor's block. (b) Else, if w_x holds an
+item o outside S: o ends in k_o (its own block) or in i's or j's block, and w_x
+holds neither i nor j, so it ends in k_o, which o is in now (a B moved into i's/j's
+block never leaves them). (c) Else w_x holds items of S only: a new block, since any
+existing block either holds an anchor of another target block or is a block of z
+outside S whose last original member can never leave once x is there (eq. 17 for
+single items, its block analogue for blocks of c; x is permanent). So every
+step's candidate is a function of (state, target) and at most one path reaches each
+z*; the forced reverse follows it in O(moves), as for Algorithm 3
+(:func:`forced_index` is unchanged: its cases are (a)-(c)). Without the block
+analogue of eq. 17 paths would not be unique: B leaving k_B after a block A of g'
+joined it, and A going to a new block, end alike. ``tests/test_arm.py`` checks the
+uniqueness and the forced T against a transcription that sums over all paths.
+
+Cost: line 8a's block moves (O(|B| |I|) each) and the n - |S| items outside S
+grouped into blocks of c (O(n) with the per-slot lists of :func:`refine`).
 
 Choices where the paper is silent or ambiguous (all are part of the background
 information, so any fixed choice keeps the move exact):
@@ -120,8 +161,8 @@ from pymc_partitions.kernels.reassign import put_in, take_out
 from pymc_partitions.kernels.state import NO_CHOICE
 from pymc_partitions.kernels.sweep_block import sweep_block
 
-# Variants (BSM's kernel is :mod:`.arm_bsm`).
-ARM, SRM, SARM, BSM = 0, 1, 2, 3
+# Variants (BSM's kernel is :mod:`.arm_bsm`; EXTENDED: ARM plus outside-block moves).
+ARM, SRM, SARM, BSM, EXTENDED = 0, 1, 2, 3, 4
 # Outcomes of one update (the first four as in split_merge).
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
 FAILED = 4  # a NaN probability or log joint: the state is restored
@@ -140,25 +181,36 @@ INVALID_MESSAGE = (
 
 
 class ArmScratch(NamedTuple):
-    """Scratch of one ARM update; every field (n,) int64 except ``cand`` (n + 1,).
+    """Scratch of one ARM update; every field (n,) int64 except ``cand`` (n + 1,)
+    and ``log_t_outside`` ((1,) float64).
 
     cblock : the block of c (restricted to S) of each item of S, -1 outside S
+    oblock : ``EXTENDED`` only: the block of c of each item outside S, -1 in S (and
+        for the other variants everywhere)
     crep, csize, cstart : first element, size and offset into ``citems`` of each
         block of c
-    citems : the items of S grouped by block of c, each block in ``order``
-    gorder : the blocks of g' in the order they are placed (lines 5-8)
+    chead, cnext : per slot, its first block of c; per block, the next one in the
+        same slot (the blocks of c are looked up within their block of z)
+    citems : the items grouped by block of c, each block in ``order``
+    gorder : the blocks of g' in the order they are placed (lines 5-8), then
+        (``EXTENDED``) the blocks of c outside S with two or more items (line 8a)
     remaining : per slot, the number of its original members still in it (eq. 17)
     target_slot, o_rep : forced construction: per target label, the slot of its
         anchors, and one of its items outside S
     cand : candidate slots of one Gibbs move
     zsave, zstar : slot labels of z and z*
     slot_map : per goal label, its slot while a partition is restored
+    log_t_outside : the log-probability of the last construction's outside-block
+        moves (line 8a), a part of its log T (for tests and diagnostics)
     """
 
     cblock: np.ndarray
+    oblock: np.ndarray
     crep: np.ndarray
     csize: np.ndarray
     cstart: np.ndarray
+    chead: np.ndarray
+    cnext: np.ndarray
     citems: np.ndarray
     gorder: np.ndarray
     remaining: np.ndarray
@@ -168,12 +220,14 @@ class ArmScratch(NamedTuple):
     zsave: np.ndarray
     zstar: np.ndarray
     slot_map: np.ndarray
+    log_t_outside: np.ndarray
 
 
 def new_scratch(n):
     """An :class:`ArmScratch` for n items."""
     fields = {name: np.zeros(n, dtype=np.int64) for name in ArmScratch._fields}
     fields["cand"] = np.zeros(n + 1, dtype=np.int64)
+    fields["log_t_outside"] = np.zeros(1)
     return ArmScratch(**fields)
 
 
@@ -261,31 +315,48 @@ def uses_refinement(variant):
 
 
 @primitive
-def refine(labels, i, j, ki, kj, za, zb, order, srm, scr):
+def refine(labels, i, j, ki, kj, za, zb, order, srm, outside, scr):
     """Line 1: the blocks of c = z^a v z^b v z on S = z_i u z_j (singletons for sRM),
-    numbered in order of their first elements. Returns their number."""
+    and with ``outside`` (``EXTENDED``) on the items outside S too, numbered in order
+    of their first elements. Returns their number.
+
+    A block of c lies inside one block of z, so an item is compared only with the
+    blocks of c already opened in its slot (``chead``/``cnext``): O(n) times the
+    number of blocks of c per block of z."""
     n = labels.shape[0]
-    cblock, crep, csize = scr.cblock, scr.crep, scr.csize
+    cblock, oblock, crep, csize = scr.cblock, scr.oblock, scr.crep, scr.csize
+    chead, cnext = scr.chead, scr.cnext
+    for h in range(n):
+        chead[labels[h]] = -1
     m = 0
     for p in range(n):
         h = order[p]
         cblock[h] = -1
+        oblock[h] = -1
         kh = labels[h]
-        if kh != ki and kh != kj:
+        in_s = kh == ki or kh == kj
+        if not in_s and not outside:
             continue
         b = -1
         if not srm:
-            for q in range(m):
+            q = chead[kh]
+            while q >= 0:
                 r = crep[q]
-                if za[r] == za[h] and zb[r] == zb[h] and labels[r] == kh:
+                if za[r] == za[h] and zb[r] == zb[h]:
                     b = q
                     break
+                q = cnext[q]
         if b < 0:
             b = m
             crep[m] = h
             csize[m] = 0
+            cnext[m] = chead[kh]
+            chead[kh] = m
             m += 1
-        cblock[h] = b
+        if in_s:
+            cblock[h] = b
+        else:
+            oblock[h] = b
         csize[b] += 1
     # Members of each block, contiguous, in order.
     total = 0
@@ -296,7 +367,7 @@ def refine(labels, i, j, ki, kj, za, zb, order, srm, scr):
         csize[b] = 0
     for p in range(n):
         h = order[p]
-        b = cblock[h]
+        b = cblock[h] if cblock[h] >= 0 else oblock[h]
         if b >= 0:
             scr.citems[scr.cstart[b] + csize[b]] = h
             csize[b] += 1
@@ -305,34 +376,53 @@ def refine(labels, i, j, ki, kj, za, zb, order, srm, scr):
 
 @primitive
 def order_blocks(scr, m, bi, bj):
-    """Lines 5-6: g' (the blocks of c other than c_i, c_j) by size descending, then
-    first element ascending: a stable counting sort of the blocks (numbered in order
-    of first elements) by size. Returns |g'|. Uses ``cand`` as the size histogram."""
+    """Lines 5-6: g' (the blocks of c in S other than c_i, c_j), then (``EXTENDED``,
+    line 8a) the blocks of c outside S with two or more items, each list by size
+    descending, then first element ascending: stable counting sorts of the blocks
+    (numbered in order of first elements) by size, into ``gorder``. Returns
+    ``(|g'|, number of outside blocks)``. Uses ``cand`` as the size histogram."""
     count = scr.cand
     n_max = count.shape[0] - 1
-    for s in range(n_max + 1):
-        count[s] = 0
-    for b in range(m):
-        if b != bi and b != bj:
-            count[scr.csize[b]] += 1
-    # Start position of each size, largest size first.
-    pos = 0
-    for s in range(n_max, 0, -1):
-        c = count[s]
-        count[s] = pos
-        pos += c
-    for b in range(m):
-        if b != bi and b != bj:
-            s = scr.csize[b]
-            scr.gorder[count[s]] = b
-            count[s] += 1
-    return pos
+    start = 0
+    n_g = 0
+    for part in range(2):  # 0: g', 1: the blocks outside S
+        for s in range(n_max + 1):
+            count[s] = 0
+        for b in range(m):
+            r = scr.crep[b]
+            if part == 0:
+                use = scr.cblock[r] >= 0 and b != bi and b != bj
+            else:
+                use = scr.oblock[r] >= 0 and scr.csize[b] >= 2
+            if use:
+                count[scr.csize[b]] += 1
+        # Start position of each size, largest size first.
+        pos = start
+        for s in range(n_max, 0, -1):
+            c = count[s]
+            count[s] = pos
+            pos += c
+        for b in range(m):
+            r = scr.crep[b]
+            if part == 0:
+                use = scr.cblock[r] >= 0 and b != bi and b != bj
+            else:
+                use = scr.oblock[r] >= 0 and scr.csize[b] >= 2
+            if use:
+                s = scr.csize[b]
+                scr.gorder[count[s]] = b
+                count[s] += 1
+        if part == 0:
+            n_g = pos
+        start = pos
+    return n_g, start - n_g
 
 
 @routine
 def construct(state, prior_params, params, stats, data, i, j, za, zb, order, variant, key,
               forced, target, floor, scr, log_w):
-    """Algorithm 3 (``variant`` ``ARM``), Algorithm 2 (``SRM``) or sARM (``SARM``:
+    """Algorithm 3 (``variant`` ``ARM``), Algorithm 3 with outside-block moves
+    (``EXTENDED``, module docstring), Algorithm 2 (``SRM``) or sARM (``SARM``:
     Algorithm 2 started from c_i, c_j, §3.6.2) from the current state, which becomes z*.
 
     forced : False to sample z* (uniforms ``counter_uniform(key, x)``); True to force
@@ -340,11 +430,13 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
     floor : float; forced only: stop (status ``BELOW``) as soon as the partial log T
         falls below it (every move adds a log-probability <= 0, so the final log T
         would too); -inf never stops.
-    Returns ``(status, log T, number of blocks of g' with two or more items)``:
-    status ``BUILT``; ``ABANDONED`` (no admissible candidate while sampling);
-    ``UNREACHABLE`` (forced: the target cannot be reached, log T = -inf); ``NAN``;
-    ``BELOW`` (log T so far, an upper bound of the full one, is below ``floor``).
-    The state is a valid partition only when ``BUILT`` (else :func:`restore` it).
+    Returns ``(status, log T, number of blocks of g' with two or more items, number
+    of blocks outside S moved into i's/j's blocks)``: status ``BUILT``; ``ABANDONED``
+    (no admissible candidate while sampling); ``UNREACHABLE`` (forced: the target
+    cannot be reached, log T = -inf); ``NAN``; ``BELOW`` (log T so far, an upper bound
+    of the full one, is below ``floor``). The state is a valid partition only when
+    ``BUILT`` (else :func:`restore` it). ``scr.log_t_outside[0]`` receives the part of
+    log T from the outside-block moves (line 8a).
     """
     labels, sizes = state.labels, state.sizes
     n = labels.shape[0]
@@ -353,9 +445,11 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
     cblock, crep, csize, cstart = scr.cblock, scr.crep, scr.csize, scr.cstart
     cand, remaining, target_slot, o_rep = scr.cand, scr.remaining, scr.target_slot, scr.o_rep
     srm = variant == SRM
-    block_moves = variant == ARM
-    # Line 1: c = z^a v z^b v z on S.
-    m = refine(labels, i, j, ki, kj, za, zb, order, srm, scr)
+    block_moves = variant == ARM or variant == EXTENDED
+    outside = variant == EXTENDED
+    scr.log_t_outside[0] = 0.0
+    # Line 1: c = z^a v z^b v z on S (EXTENDED: on every item).
+    m = refine(labels, i, j, ki, kj, za, zb, order, srm, outside, scr)
     bi, bj = cblock[i], cblock[j]
     # Original members of each block outside S still in it (eq. 17).
     for k in range(n):
@@ -385,54 +479,94 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
                 o_rep[target[h]] = h
         anchor(target, target_slot, i, k_i)
         if not anchor(target, target_slot, j, k_j):
-            return UNREACHABLE, -np.inf, 0
+            return UNREACHABLE, -np.inf, 0, 0
     log_t = 0.0
     n_block_moves = 0
+    n_outside = 0
     # Lines 5-8: place each block of g' by an unrestricted block Gibbs move (ARM
-    # only: sARM leaves g' unplaced for the loop below, item by item).
-    n_g = order_blocks(scr, m, bi, bj) if block_moves else 0
-    for g in range(n_g):
+    # only: sARM leaves g' unplaced for the loop below, item by item). Line 8a
+    # (EXTENDED): then each block B of c outside S with two or more items, in its
+    # block k_B of z, stays or joins the block(s) of i, j as a whole; it stays if it
+    # is all that is left of k_B's original members and newcomers are there (the
+    # block analogue of eq. 17). B(1) is its earmark and never moves again.
+    n_g, n_o = order_blocks(scr, m, bi, bj) if block_moves else (0, 0)
+    if not outside:
+        n_o = 0
+    for g in range(n_g + n_o):
         b = scr.gorder[g]
         x = crep[b]
         items = scr.citems[cstart[b]:cstart[b] + csize[b]]
-        n_cand = all_candidates(state, cand)
+        is_out = g >= n_g
+        kb = labels[x]
+        if not is_out:
+            n_cand = all_candidates(state, cand)
+        elif remaining[kb] == csize[b] and sizes[kb] > csize[b]:
+            if forced and not anchor(target, target_slot, x, kb):
+                return UNREACHABLE, -np.inf, n_block_moves, n_outside
+            continue
+        else:
+            cand[0] = k_i
+            if split:
+                cand[1] = k_j
+                cand[2] = kb
+                n_cand = 3
+            else:
+                cand[1] = kb
+                n_cand = 2
         force = -1
         if forced:
             force = forced_index(labels, target, target_slot, o_rep, x, cand, n_cand)
             if force < 0:
-                return UNREACHABLE, -np.inf, n_block_moves
+                return UNREACHABLE, -np.inf, n_block_moves, n_outside
         chosen, log_p, k = block_gibbs(state, prior_params, params, stats, data, items,
                                        cand[:n_cand], force, counter_uniform(key, x), log_w)
         if chosen == NO_CHOICE:
-            return (UNREACHABLE if forced else ABANDONED), -np.inf, n_block_moves
+            return (UNREACHABLE if forced else ABANDONED), -np.inf, n_block_moves, n_outside
         if np.isnan(log_p):
-            return NAN, log_p, n_block_moves
+            return NAN, log_p, n_block_moves, n_outside
         log_t += log_p
-        if csize[b] > 1:
+        if is_out:
+            scr.log_t_outside[0] += log_p
+            if k == k_i or k == k_j:
+                remaining[kb] -= csize[b]
+                n_outside += 1
+        elif csize[b] > 1:
             n_block_moves += 1
         if forced and (log_p == -np.inf or not anchor(target, target_slot, x, k)):
-            return UNREACHABLE, -np.inf, n_block_moves
+            return UNREACHABLE, -np.inf, n_block_moves, n_outside
         if log_t < floor:
-            return BELOW, log_t, n_block_moves
+            return BELOW, log_t, n_block_moves, n_outside
     # Lines 9-20 (Algorithm 2, lines 5-16): every other item in order.
     for p in range(n):
         h = order[p]
         if h == i or h == j:
             continue
         b = cblock[h]
+        kh = labels[h]
         if b >= 0:
             if block_moves and b != bi and b != bj and crep[b] == h:
                 continue  # an earmark A(1), placed in lines 5-8
             # Lines 10-11 (Algorithm 2, line 7): an item of S, by an unrestricted
             # Gibbs move, from where it is (c_i, c_j, a block of g') or unplaced.
             n_cand = all_candidates(state, cand)
-        else:
-            kh = labels[h]
-            if remaining[kh] == 1 and sizes[kh] >= 2:
-                # Lines 13-14: eq. 17, h stays (probability 1).
+        elif outside and csize[scr.oblock[h]] >= 2 and crep[scr.oblock[h]] == h:
+            continue  # an earmark B(1), placed in line 8a
+        elif kh == k_i or kh == k_j:
+            # EXTENDED: h came with its block B (line 8a); it may move between the
+            # blocks of i and j (split), or stays (merge: one block).
+            if not split:
                 if forced and not anchor(target, target_slot, h, kh):
-                    return UNREACHABLE, -np.inf, n_block_moves
+                    return UNREACHABLE, -np.inf, n_block_moves, n_outside
                 continue
+            cand[0] = k_i
+            cand[1] = k_j
+            n_cand = 2
+        elif remaining[kh] == 1 and sizes[kh] >= 2:
+            # Lines 13-14: eq. 17, h stays (probability 1).
+            if forced and not anchor(target, target_slot, h, kh):
+                return UNREACHABLE, -np.inf, n_block_moves, n_outside
+            continue
+        else:
             # Line 16: stay, or join the block(s) of i, j.
             cand[0] = k_i
             if split:
@@ -446,23 +580,22 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
         if forced:
             force = forced_index(labels, target, target_slot, o_rep, h, cand, n_cand)
             if force < 0:
-                return UNREACHABLE, -np.inf, n_block_moves
-        k_before = labels[h]
+                return UNREACHABLE, -np.inf, n_block_moves, n_outside
         # Line 18 (line 11 for items of S).
         chosen, log_p, k = block_gibbs(state, prior_params, params, stats, data,
                                        order[p:p + 1], cand[:n_cand], force,
                                        counter_uniform(key, h), log_w)
         if chosen == NO_CHOICE:
-            return (UNREACHABLE if forced else ABANDONED), -np.inf, n_block_moves
+            return (UNREACHABLE if forced else ABANDONED), -np.inf, n_block_moves, n_outside
         if np.isnan(log_p):
-            return NAN, log_p, n_block_moves
+            return NAN, log_p, n_block_moves, n_outside
         log_t += log_p
-        if b < 0 and k != k_before:
-            remaining[k_before] -= 1
+        if b < 0 and k != kh and kh != k_i and kh != k_j:
+            remaining[kh] -= 1
         if forced and (log_p == -np.inf or not anchor(target, target_slot, h, k)):
-            return UNREACHABLE, -np.inf, n_block_moves
+            return UNREACHABLE, -np.inf, n_block_moves, n_outside
         if log_t < floor:
-            return BELOW, log_t, n_block_moves
+            return BELOW, log_t, n_block_moves, n_outside
     if forced:
         # The partition reached is the target's: every target block maps to one slot
         # (checked as items became anchors), consistently, and onto distinct slots.
@@ -471,31 +604,33 @@ def construct(state, prior_params, params, stats, data, i, j, za, zb, order, var
             scr.slot_map[t] = 0
         for h in range(n):
             if labels[h] != target_slot[target[h]]:
-                return UNREACHABLE, -np.inf, n_block_moves
+                return UNREACHABLE, -np.inf, n_block_moves, n_outside
             if scr.slot_map[target[h]] == 0:
                 scr.slot_map[target[h]] = 1
                 n_target += 1
         if n_target != state.counts[0]:
-            return UNREACHABLE, -np.inf, n_block_moves
-    return BUILT, log_t, n_block_moves
+            return UNREACHABLE, -np.inf, n_block_moves, n_outside
+    return BUILT, log_t, n_block_moves, n_outside
 
 
 @primitive  # inlined: a routine here re-optimised all it links once more (kernels rule 4)
 def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, variant, key,
                scr, log_w):
-    """One ARM (``variant`` ``ARM``), sRM (``SRM``) or sARM (``SARM``)
-    Metropolis-Hastings update.
+    """One ARM (``variant`` ``ARM``), extended ARM (``EXTENDED``), sRM (``SRM``) or
+    sARM (``SARM``) Metropolis-Hastings update.
 
     za, zb : (n,) int64 labels of z^a, z^b (ignored by sRM); order : (n,) int64, a
     permutation of the items (the paper's order is 0..n-1); key : int64, the key of
     the update's counter-based uniforms; scr : :func:`new_scratch`; log_w : (n + 1,)
     float64 scratch.
 
-    Returns ``(outcome, log T(z*|z), log T(z|z*), log MH ratio, block moves)``:
+    Returns ``(outcome, log T(z*|z), log T(z|z*), log MH ratio, block moves, outside
+    moves)``:
     outcome ``SPLIT_REJECTED``, ``SPLIT_ACCEPTED``, ``MERGE_REJECTED``,
     ``MERGE_ACCEPTED``, ``FAILED`` (a NaN; state restored) or ``INVALID`` (z^a, z^b
     agree on (i, j), i == j, or ``variant`` is ``BSM``; state unchanged); block moves:
-    the blocks of g' with two or more items placed in the forward construction.
+    the blocks of g' with two or more items placed in the forward construction;
+    outside moves (``EXTENDED``): the blocks outside S it moved into i's/j's blocks.
 
     **Early rejection.** The uniform u of the acceptance does not depend on the
     construction, and every move of the reverse multiplies T(z|z*) by a probability
@@ -508,7 +643,7 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     labels = state.labels
     n = labels.shape[0]
     if variant == BSM or i == j or (uses_refinement(variant) and not disagree(za, zb, i, j)):
-        return INVALID, np.nan, np.nan, np.nan, 0  # (bSM is arm_bsm.bsm_update)
+        return INVALID, np.nan, np.nan, np.nan, 0, 0  # (bSM is arm_bsm.bsm_update)
     split = labels[i] == labels[j]
     rejected = SPLIT_REJECTED if split else MERGE_REJECTED
     zsave, zstar = scr.zsave, scr.zstar
@@ -518,14 +653,14 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     # ``construct`` once for each.
     sampled, forced = i < 0, i >= 0
     log_before = log_joint(state, prior_params, params, stats)
-    status, log_fwd, n_moves = construct(state, prior_params, params, stats, data, i, j, za,
-                                         zb, order, variant, key, sampled, zsave, -np.inf,
-                                         scr, log_w)
+    status, log_fwd, n_moves, n_out = construct(state, prior_params, params, stats, data, i,
+                                                j, za, zb, order, variant, key, sampled, zsave,
+                                                -np.inf, scr, log_w)
     if status != BUILT:
         restore(state, params, stats, data, zsave, scr.slot_map)
         if status == NAN:
-            return FAILED, log_fwd, np.nan, np.nan, n_moves
-        return rejected, log_fwd, np.nan, -np.inf, n_moves
+            return FAILED, log_fwd, np.nan, np.nan, n_moves, n_out
+        return rejected, log_fwd, np.nan, -np.inf, n_moves, n_out
     log_after = log_joint(state, prior_params, params, stats)
     for h in range(n):
         zstar[h] = labels[h]
@@ -536,23 +671,25 @@ def arm_update(state, prior_params, params, stats, data, i, j, za, zb, order, va
     floor -= EARLY_REJECTION_MARGIN * (1.0 + abs(log_after) + abs(log_before) + abs(log_fwd))
     if np.isnan(floor):
         floor = -np.inf
-    status, log_rev, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
-                                   order, variant, key, forced, zsave, floor, scr, log_w)
+    status, log_rev, _, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
+                                      order, variant, key, forced, zsave, floor, scr, log_w)
     if status == NAN:
         restore(state, params, stats, data, zsave, scr.slot_map)
-        return FAILED, log_fwd, log_rev, np.nan, n_moves
+        return FAILED, log_fwd, log_rev, np.nan, n_moves, n_out
     if log_rev == -np.inf:
         log_ratio = -np.inf
     else:
         log_ratio = log_after - log_before + log_rev - log_fwd
     if status == BELOW:
         restore(state, params, stats, data, zsave, scr.slot_map)
-        return rejected, log_fwd, log_rev, log_ratio, n_moves
+        return rejected, log_fwd, log_rev, log_ratio, n_moves, n_out
     if log_u < log_ratio:
         restore(state, params, stats, data, zstar, scr.slot_map)
-        return (SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_fwd, log_rev, log_ratio, n_moves
+        return ((SPLIT_ACCEPTED if split else MERGE_ACCEPTED), log_fwd, log_rev, log_ratio,
+                n_moves, n_out)
     restore(state, params, stats, data, zsave, scr.slot_map)
-    return (FAILED if np.isnan(log_ratio) else rejected), log_fwd, log_rev, log_ratio, n_moves
+    return ((FAILED if np.isnan(log_ratio) else rejected), log_fwd, log_rev, log_ratio, n_moves,
+            n_out)
 
 
 @entry
@@ -562,14 +699,14 @@ def arm_entry(state, prior_params, params, stats, data, i, j, za, zb, order, var
 
     Raises ``ValueError`` (state restored) instead of returning ``FAILED`` or
     ``INVALID``."""
-    outcome, log_fwd, log_rev, log_ratio, n_moves = arm_update(
+    outcome, log_fwd, log_rev, log_ratio, n_moves, n_out = arm_update(
         state, prior_params, params, stats, data, i, j, za, zb, order, variant, key, scr, log_w
     )
     if outcome == FAILED:
         raise ValueError(NAN_SPLIT_MERGE_MESSAGE)
     if outcome == INVALID:
         raise ValueError(INVALID_MESSAGE)
-    return outcome, log_fwd, log_rev, log_ratio, n_moves
+    return outcome, log_fwd, log_rev, log_ratio, n_moves, n_out
 
 
 @entry
@@ -578,15 +715,16 @@ def proposal_entry(state, prior_params, params, stats, data, i, j, za, zb, order
     """The proposal alone, from Python (tests): the state becomes z*, sampled with
     ``key`` (``forced`` False) or forced toward the partition of ``target``.
 
-    Returns ``(status, log T)`` (see :func:`construct`); unless ``BUILT`` the state is
-    restored to z. Raises ``ValueError`` for invalid (i, j, z^a, z^b)."""
+    Returns ``(status, log T)`` (see :func:`construct`; the part of log T from the
+    outside-block moves is left in ``scr.log_t_outside[0]``); unless ``BUILT`` the
+    state is restored to z. Raises ``ValueError`` for invalid (i, j, z^a, z^b)."""
     labels = state.labels
     if i == j or (uses_refinement(variant) and not disagree(za, zb, i, j)):
         raise ValueError(INVALID_MESSAGE)
     for h in range(labels.shape[0]):
         scr.zsave[h] = labels[h]
-    status, log_t, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
-                                 order, variant, key, forced, target, -np.inf, scr, log_w)
+    status, log_t, _, _ = construct(state, prior_params, params, stats, data, i, j, za, zb,
+                                    order, variant, key, forced, target, -np.inf, scr, log_w)
     if status != BUILT:
         restore(state, params, stats, data, scr.zsave, scr.slot_map)
     return status, log_t
@@ -630,13 +768,15 @@ def draw_pair(stream, za, zb, srm):
 @entry
 def arm_iteration(stream, state, prior_params, params, stats, data, za, zb, variant, relabel,
                   order, scr, log_w, counts):
-    """One ARM (or sRM, sARM) update given the background partitions z^a, z^b, drawing
+    """One ARM (or extended ARM, sRM, sARM) update given the background partitions z^a, z^b, drawing
     from ``stream`` (§2.4): the pair (i, j) (:func:`draw_pair`), the item order (a
     fresh uniformly random permutation of ``order`` when ``relabel``, the paper's
     random relabelling; else ``order`` as it is, e.g. 0..n-1) and the update's key.
 
-    counts : (5,) int64, incremented at the update's outcome (``SPLIT_REJECTED`` ...
-    ``MERGE_ACCEPTED``) and, at index 4, by its number of block moves.
+    counts : (7,) int64, incremented at the update's outcome (``SPLIT_REJECTED`` ...
+    ``MERGE_ACCEPTED``), at index 4 by its number of block moves, at index 5 by its
+    outside-block moves (``EXTENDED``, line 8a) and at index 6 by the same when the
+    update is accepted.
     Returns the outcome (``FAILED``: a NaN, the state restored; ``INVALID``: z^a and
     z^b do not disagree on any pair, nothing done).
     """
@@ -645,9 +785,13 @@ def arm_iteration(stream, state, prior_params, params, stats, data, za, zb, vari
         return INVALID
     if relabel:
         shuffle(stream, order, order.shape[0])
-    outcome, _, _, _, n_moves = arm_update(state, prior_params, params, stats, data, i, j, za,
-                                           zb, order, variant, random_key(stream), scr, log_w)
+    outcome, _, _, _, n_moves, n_out = arm_update(state, prior_params, params, stats, data, i,
+                                                  j, za, zb, order, variant,
+                                                  random_key(stream), scr, log_w)
     if outcome < FAILED:
         counts[outcome] += 1
         counts[4] += n_moves
+        counts[5] += n_out
+        if outcome == SPLIT_ACCEPTED or outcome == MERGE_ACCEPTED:
+            counts[6] += n_out
     return outcome

@@ -127,7 +127,7 @@ def split_from_launch(state, prior_params, params, stats, data, i, j, za, zb, or
     ki = labels[i]
     cblock, crep, csize, cstart, cand = scr.cblock, scr.crep, scr.csize, scr.cstart, scr.cand
     # c = z^a v z^b on S (z is one block there: choice 1).
-    m = refine(labels, i, j, ki, ki, za, zb, order, False, scr)
+    m = refine(labels, i, j, ki, ki, za, zb, order, False, False, scr)
     bi, bj = cblock[i], cblock[j]
     # Line 1 (eqs. 9-10): z^(l) = z \ S, plus c_i and c_j; the rest of S unplaced.
     for h in range(n):
@@ -139,7 +139,7 @@ def split_from_launch(state, prior_params, params, stats, data, i, j, za, zb, or
         move_item(state, params, stats, data, scr.citems[cstart[bj] + a], kj)
     # The other blocks of c as wholes into z_i^(l) or z_j^(l) (choice 2).
     n_block_moves = 0
-    n_g = order_blocks(scr, m, bi, bj)
+    n_g, _ = order_blocks(scr, m, bi, bj)
     for g in range(n_g):
         b = scr.gorder[g]
         cand[0] = ki

@@ -12,7 +12,8 @@ from pymc_partitions.kernels import arm, arm_bsm, gibbs
 from pymc_partitions.step_methods.arm_history import History
 from pymc_partitions.step_methods.population import PopulationStep
 
-VARIANTS = {"arm": arm.ARM, "srm": arm.SRM, "sarm": arm.SARM, "bsm": arm.BSM}
+VARIANTS = {"arm": arm.ARM, "extended": arm.EXTENDED, "srm": arm.SRM, "sarm": arm.SARM,
+            "bsm": arm.BSM}
 
 
 class ARMBackgroundWarning(UserWarning):
@@ -120,8 +121,26 @@ class ARM(PopulationStep):
     ----------
     vars : list
         The partition variable (one per step).
-    variant : {"arm", "srm", "sarm", "bsm"}, default "arm"
+    variant : {"arm", "extended", "srm", "sarm", "bsm"}, default "arm"
         ``"arm"``: Algorithm 3, as above.
+        ``"extended"``: **a departure from the paper**, its §5 future work
+        ("allowing movement of blocks of variables from outside the initial states
+        i, j"): Algorithm 3 plus, after the block moves of lines 5–8, one more
+        kind of block move. c = z^a ∨ z^b ∨ z is formed on every item, and each of
+        its blocks B of two or more items outside S = z_i ∪ z_j (by size
+        descending, then first element) stays in its block of z or joins i's or
+        j's block (a merge: the merged block) as a whole, by a restricted block
+        Gibbs move (eqs. 5–6); B(1) is its earmark and never moves again. B must
+        stay when it is all that is left of its z-block's original members and
+        newcomers are there (the block analogue of eq. 17). B's other members
+        then move in line 16 between i's and j's blocks (a split) or stay (a
+        merge). Paths stay unique, so T(z*|z) and the forced reverse T(z|z*) are
+        products of the moves' probabilities as for ``"arm"`` (argument:
+        :mod:`~pymc_partitions.kernels.arm`; tested against an enumeration of all
+        paths). Why: late in a run Algorithm 3's merges leave items of S outside
+        S*, and its reverse must bring them back one at a time; here they can
+        come back as a block. Not in the paper: its Tables 3 and 5 are not
+        evidence for this variant.
         ``"srm"``: Algorithm 2 (§2.1, simplified reconfiguration moves): no blocks,
         no history; (i, j) uniform over all pairs, z* starts from {i}, {j} (split)
         or {i, j} (merge) and every other item is visited one at a time.
@@ -150,7 +169,7 @@ class ARM(PopulationStep):
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
-    Chains: ``"arm"``, ``"sarm"`` and ``"bsm"`` need at least 2
+    Chains: ``"arm"``, ``"extended"``, ``"sarm"`` and ``"bsm"`` need at least 2
     (``pm.sample(chains=S)``; the paper uses S = 8); ``"srm"`` runs with any number.
     In the first iteration no chain has a past state: there is no ARM update (the
     Gibbs sweeps run), and none while a chain's window holds a single partition
@@ -170,6 +189,10 @@ class ARM(PopulationStep):
         Blocks of c of two or more items moved as wholes by the update (lines 5–8);
         for ``"bsm"``, placed as wholes in the launch state; always 0 for ``"srm"``
         and ``"sarm"``.
+    outside_moves_proposed, outside_moves_accepted : int
+        ``"extended"``: blocks of c outside S that the proposal moved into i's or
+        j's block, and the same count when the update was accepted (else 0);
+        always 0 for the other variants.
     no_background : bool
         No two different partitions could be drawn: no update this iteration.
     arm_seconds, gibbs_seconds : float
@@ -191,6 +214,8 @@ class ARM(PopulationStep):
         "merge_proposed": (np.int64, []),
         "merge_accepted": (np.int64, []),
         "block_moves": (np.int64, []),
+        "outside_moves_proposed": (np.int64, []),
+        "outside_moves_accepted": (np.int64, []),
         "no_background": (bool, []),
         "arm_seconds": (np.float64, []),
         "gibbs_seconds": (np.float64, []),
@@ -243,7 +268,7 @@ class ARM(PopulationStep):
         self._history = None  # made at the first move, when this chain's index is known
         self._scratch = arm.new_scratch(n)
         self._order = np.arange(n, dtype=np.int64)
-        self._counts = np.zeros(5, dtype=np.int64)
+        self._counts = np.zeros(7, dtype=np.int64)
 
     def move(self, stream, chain, prior_params, params, stats, data):
         n = self.target.n
@@ -281,14 +306,16 @@ class ARM(PopulationStep):
         failed = gibbs.run_sweeps(stream, self.n_gibbs_sweeps, chain.state, prior_params,
                                   params, stats, data, chain.log_w, chain.order)
         gibbs_seconds = time.perf_counter() - start
-        split_rejected, split_accepted, merge_rejected, merge_accepted, block_moves = (
-            int(c) for c in counts)
+        (split_rejected, split_accepted, merge_rejected, merge_accepted, block_moves,
+         outside_proposed, outside_accepted) = (int(c) for c in counts)
         return failed, {
             "split_proposed": split_rejected + split_accepted,
             "split_accepted": split_accepted,
             "merge_proposed": merge_rejected + merge_accepted,
             "merge_accepted": merge_accepted,
             "block_moves": block_moves,
+            "outside_moves_proposed": outside_proposed,
+            "outside_moves_accepted": outside_accepted,
             "no_background": background is None,
             "arm_seconds": arm_seconds,
             "gibbs_seconds": gibbs_seconds,
