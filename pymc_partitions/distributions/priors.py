@@ -21,6 +21,8 @@ from pymc_partitions.distributions.partition import (
     batched_draws,
     block_sizes,
     labels_in_range,
+    scalar_n,
+    start_value,
 )
 from pymc_partitions.distributions.validation import (
     constant_integer,
@@ -197,7 +199,7 @@ class PitmanYor(PartitionPrior):
                             **kwargs)
 
     def support_point(rv, size, alpha, d, n):
-        return pt.zeros_like(rv)
+        return start_value(size, pt.zeros((scalar_n(n),), dtype="int64"), alpha, d)
 
     def logp(value, alpha, d, n):
         logp = pitman_yor_logp(value, alpha, d, n)
@@ -309,7 +311,7 @@ class FixedBlocks(PartitionPrior):
                             **kwargs)
 
     def support_point(rv, size, k, n):
-        return pt.broadcast_to(pt.arange(n, dtype="int64") % k, rv.shape)
+        return start_value(size, pt.arange(scalar_n(n), dtype="int64") % pt.as_tensor_variable(k)[..., None])
 
     def logp(value, k, n):
         k_c, n_c = int(constant_value(k)), int(constant_value(n))
@@ -559,7 +561,7 @@ class MFM(PartitionPrior):
         )
 
     def support_point(rv, size, gamma, log_pk, n):
-        return pt.zeros_like(rv)
+        return start_value(size, pt.zeros((scalar_n(n),), dtype="int64"), gamma, log_pk[..., 0])
 
     def logp(value, gamma, log_pk, n):
         return check_parameters(mfm_logp(value, gamma, log_pk, n), gamma > 0, msg="gamma > 0")
