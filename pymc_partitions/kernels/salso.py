@@ -12,7 +12,9 @@ Bayesian clustering", JCGS 31(4), §4: one run is
    (or ``max_scans``);
 3. *zealous updates*: up to ``max_zealous`` times, a random block is destroyed,
    its items are sequentially reallocated in random order and the result is
-   sweetened; kept only if the expected loss went down.
+   sweetened; kept only if the expected loss went down. ``salso_run`` can also do
+   one update at a time, so that Python can stop a run on a time budget (as
+   salso's ``seconds``).
 
 Both losses have the form L(c) = sum_k f(|C_k|) - 2 E[sum_kl f(|C_k ∩ Z_l|)] +
 const over the posterior draws Z (equal-cost Binder: f(x) = x^2/2; VI:
@@ -21,7 +23,8 @@ f(x) = x log x / n). The kernel works with M times the loss, up to constants:
 - ``kind = 0`` Binder, from the integer co-clustering counts N_ij (N = M * PSM):
   L = sum_{i<j, c_i = c_j} (M - 2 N_ij); putting item i in block k changes it
   by sum_{j in k} (M - 2 N_ij), O(n) for all blocks at once.
-- ``kind = 1`` VI, from the draws through per-draw contingency counts
+- ``kind = 1`` from the draws (VI, or Binder with f(x) = x (x - 1) / 2, the
+  pairs in a block, so g(x) = x and no n x n matrix; the deltas equal kind 0's) through per-draw contingency counts
   cnt[m, l, k] = |C_k ∩ Z_l^(m)| kept incrementally:
   L = M sum_k f(|C_k|) - 2 sum_m sum_kl f(cnt[m, l, k]) with f(x) = x log x, and
   putting item i in block k changes it by
@@ -188,25 +191,40 @@ def salso_run(
     kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, order, acc, saved, members,
     max_blocks, p_seq, max_scans, max_zealous, stream, out_loss,
 ):  # fmt: skip
-    """One SALSO run; the result is left in ``c`` (block slots, not canonical).
+    """One SALSO run, or one more zealous update of a run; the result is left in ``c``
+    (block slots, not canonical).
 
-    kind : 0 Binder (uses ``cocounts``), 1 VI (uses ``labels_t``, ``cnt``, ``gtab``)
+    kind : 0 Binder (uses ``cocounts``), 1 from the draws (uses ``labels_t``, ``cnt``,
+        ``gtab``: VI, or Binder with g(x) = x)
     n_draws : M, float
-    cocounts : (n, n) int64 co-clustering counts N_ij (Binder; else any (1, 1))
+    cocounts : (n, n) int64 co-clustering counts N_ij (kind 0; else any (1, 1))
     labels_t : (n, U) int64 labels of the U distinct draws in [0, L), item-major
-        (VI; else (n, 1))
+        (kind 1; else (n, 1))
     weights : (U,) float64 multiplicity of each distinct draw (sums to M)
-    cnt : (U, L, max_blocks) uint16 (n < 65536) or int32 scratch (VI; else (1, 1, max_blocks))
-    gtab : (n + 2,) float64, g(x) = (x + 1) log(x + 1) - x log x
-    c : (n,) int64 result; size : (max_blocks,) int64 block sizes
+    cnt : (U, L, max_blocks) uint16 (n < 65536) or int32 (kind 1; else (1, 1, max_blocks));
+        kept between the calls of one run
+    gtab : (n + 2,) float64, g(x) = f(x + 1) - f(x): VI (x + 1) log(x + 1) - x log x,
+        Binder x
+    c : (n,) int64 result; size : (max_blocks,) int64 block sizes (kept between calls)
     order, saved, members : (n,) int64 scratch; acc : (max_blocks,) float64 scratch
     max_blocks : int >= 1; p_seq : probability of sequential allocation;
-    max_scans, max_zealous : ints
+    max_scans : int
+    max_zealous : >= 0, a whole run: steps 1-2 then up to ``max_zealous`` zealous
+        updates (step 3); -1: one zealous update of the run left in ``c``, ``size``,
+        ``cnt`` and ``out_loss`` by the previous call (so Python can stop a run
+        between updates; the same random stream as the whole run)
     stream : (4,) uint64, a :mod:`~pymc_partitions.kernels.random` stream, advanced in
         place (one stream serves successive runs)
-    out_loss : (1,) float64, M * loss up to a constant of the draws (to compare runs)
+    out_loss : (1,) float64, M * loss up to a constant of the draws (to compare runs),
+        read and written
     """
     n = c.shape[0]
+    if max_zealous < 0:
+        out_loss[0] = _zealous(
+            stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+            saved, members, max_blocks, max_scans, out_loss[0],
+        )  # fmt: skip
+        return
     for i in range(n):
         c[i] = -1
     for k in range(size.shape[0]):
@@ -217,6 +235,7 @@ def salso_run(
                 for l in range(cnt.shape[2]):
                     cnt[k, m, l] = 0
     loss = 0.0
+    # 1. initial allocation
     if uniform(stream) < p_seq:
         for t in range(n):
             order[t] = t
@@ -231,54 +250,98 @@ def salso_run(
             v = _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
             _add(i, k, c, size, labels_t, cnt, kind)
             loss += v
+    # 2. sweetening
     loss = _sweeten(
         stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
         max_blocks, max_scans, loss,
     )  # fmt: skip
+    # 3. zealous updates
     for _ in range(max_zealous):
-        used = 0
-        for k in range(size.shape[0]):
-            if size[k] > 0:
-                used += 1
-        pick = bounded(stream, used)
-        target = -1
-        for k in range(size.shape[0]):
-            if size[k] > 0:
-                if pick == 0:
-                    target = k
-                    break
-                pick -= 1
-        for i in range(n):
-            saved[i] = c[i]
-        before = loss
-        count = 0
-        for i in range(n):
-            if c[i] == target:
-                members[count] = i
-                count += 1
-        for t in range(count):
-            i = members[t]
-            _remove(i, c, size, labels_t, cnt, kind)
-            loss -= _delta(
-                i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab
-            )
-        shuffle(stream, members, count)
-        loss = _allocate(
-            members, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab,
-            acc, max_blocks, loss,
-        )  # fmt: skip
-        loss = _sweeten(
+        loss = _zealous(
             stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
-            max_blocks, max_scans, loss,
+            saved, members, max_blocks, max_scans, loss,
         )  # fmt: skip
-        if loss < before - 1e-9 * (abs(before) + n_draws):
-            continue
-        for i in range(n):
-            _remove(i, c, size, labels_t, cnt, kind)
-        for i in range(n):
-            _add(i, saved[i], c, size, labels_t, cnt, kind)
-        loss = before
     out_loss[0] = loss
+
+
+@primitive
+def _zealous(
+    stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order, saved,
+    members, max_blocks, max_scans, loss,
+):  # fmt: skip
+    """One zealous update: destroy a random block, re-allocate its items sequentially in
+    random order, sweeten; keep it only if the loss went down. Returns the loss."""
+    n = c.shape[0]
+    used = 0
+    for k in range(size.shape[0]):
+        if size[k] > 0:
+            used += 1
+    pick = bounded(stream, used)
+    target = -1
+    for k in range(size.shape[0]):
+        if size[k] > 0:
+            if pick == 0:
+                target = k
+                break
+            pick -= 1
+    for i in range(n):
+        saved[i] = c[i]
+    before = loss
+    count = 0
+    for i in range(n):
+        if c[i] == target:
+            members[count] = i
+            count += 1
+    for t in range(count):
+        i = members[t]
+        _remove(i, c, size, labels_t, cnt, kind)
+        loss -= _delta(i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
+    shuffle(stream, members, count)
+    loss = _allocate(
+        members, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab,
+        acc, max_blocks, loss,
+    )  # fmt: skip
+    loss = _sweeten(
+        stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+        max_blocks, max_scans, loss,
+    )  # fmt: skip
+    if loss < before - 1e-9 * (abs(before) + n_draws):
+        return loss
+    for i in range(n):
+        _remove(i, c, size, labels_t, cnt, kind)
+    for i in range(n):
+        _add(i, saved[i], c, size, labels_t, cnt, kind)
+    return before
+
+
+@entry
+def draw_pair_counts(draws, table, out):
+    """Pairs of items together in both of two draws, for every pair of draws.
+
+    draws : (U, n) int64 labels in [0, L); table : (L, L) int64 scratch, all zero on
+    entry and on exit; out : (U, U) int64, written: out[d, m] = sum_kl C(n_kl, 2),
+    n_kl = |{i : z_i^(d) = k, z_i^(m) = l}| (so out[d, d] counts the pairs of draw d).
+    Dahl's (2006) criterion from the draws, without the n x n matrix: with weights w
+    (multiplicities, sum M), sum_m w_m (out[d, d] - 2 out[d, m]) equals
+    :func:`pair_weight_scores` of draw d. Each table is filled item by item and each
+    cell read and cleared the first time an item revisits it (as
+    :func:`~pymc_partitions.kernels.contingency.pair_sums`). Cost O(U^2 n / 2).
+    """
+    n_unique, n = draws.shape
+    for d in range(n_unique):
+        x = draws[d]
+        for m in range(d, n_unique):
+            y = draws[m]
+            for i in range(n):
+                table[x[i], y[i]] += 1
+            total = 0
+            for i in range(n):
+                cell = table[x[i], y[i]]
+                if cell > 0:
+                    total += cell * (cell - 1) // 2
+                    table[x[i], y[i]] = 0
+            out[d, m] = total
+            out[m, d] = total
 
 
 @entry
