@@ -217,8 +217,10 @@ def test_point_estimates_against_brute_force(method):
 def test_draws_and_matrix_paths_give_the_same_estimates():
     """The search from the draws' contingency tables (no n x n matrix) and from the
     co-clustering matrix take the same moves on the same random stream (Binder's
-    deltas are equal integers), so the estimates, their losses and Dahl's draws are
-    identical; with repeated draws, ties, up to 6 blocks, both losses."""
+    deltas are equal integers), so item by item the estimates, their losses and
+    Dahl's draws are identical; with repeated draws, ties, up to 6 blocks, both
+    losses. Grouping changes nothing when no two items have the same labels in every
+    draw."""
     rng = np.random.default_rng(8)
     for case in range(30):
         n, m, k = int(rng.integers(5, 60)), int(rng.integers(5, 80)), int(rng.integers(1, 6))
@@ -226,7 +228,7 @@ def test_draws_and_matrix_paths_give_the_same_estimates():
         flip = rng.random(draws.shape) < rng.uniform(0, 0.4)
         draws[flip] = rng.integers(0, k + 2, flip.sum())
         for loss in ("binder", "VI"):
-            kw = dict(loss=loss, seed=case, n_runs=4)
+            kw = dict(loss=loss, seed=case, n_runs=4, group_items=False)
             a = pmp.point_estimate(draws, method="matrix", **kw)
             b = pmp.point_estimate(draws, method="draws", **kw)
             np.testing.assert_array_equal(a.labels, b.labels)
@@ -235,6 +237,9 @@ def test_draws_and_matrix_paths_give_the_same_estimates():
             db = pmp.dahl_estimate(draws, loss=loss, method="draws")
             np.testing.assert_array_equal(da.labels, db.labels)
             assert da.expected_loss == db.expected_loss
+            if len(np.unique(draws.T, axis=0)) == n:  # no repeated item rows
+                g = pmp.point_estimate(draws, method="draws", **{**kw, "group_items": True})
+                np.testing.assert_array_equal(g.labels, b.labels)
 
 
 def test_large_n_never_forms_the_n_by_n_matrix(monkeypatch):

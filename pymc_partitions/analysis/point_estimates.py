@@ -173,6 +173,7 @@ def point_estimate(
     max_scans=50,
     method="auto",
     seconds=None,
+    group_items=True,
 ):
     """Partition minimising the posterior expected loss, by the SALSO search.
 
@@ -200,12 +201,19 @@ def point_estimate(
         co-clustering counts (8 n^2 bytes: 80 GB at n = 10^5) and scans Binder in
         O(n^2); it is faster only for few items and many distinct draws. "auto"
         takes "matrix" when n <= min(U, 2000) and "draws" otherwise. Both give the
-        same estimate for the same seed (same search, same random stream).
+        same estimate for the same seed with ``group_items=False`` (same search, same
+        random stream; VI searches the draws either way).
     seconds : None (default: no limit, the whole search) or a time budget in seconds,
-        as salso's ``seconds``: once it has passed, no further run or zealous update
-        starts (the first run's steps 1-2 always complete) and a
+        as salso's ``seconds``, counted from the call: once it has passed, no further
+        run or zealous update starts (the first run's steps 1-2 always complete) and a
         :class:`SearchBudgetWarning` says how many runs were done. The result then
         depends on the machine's speed, not only on ``seed``.
+    group_items : True (default): items with the same label in every draw are moved
+        as one in the search from the draws (every local optimum of single-item moves
+        keeps them together; see :mod:`pymc_partitions.kernels.salso`), shortening
+        each scan to the G distinct item rows. Not in Dahl, Johnson & Müller or
+        salso; False searches item by item (then "draws" and "matrix" take the
+        same steps on the same stream).
     Cost per scan over the items: O(n U K) from the draws; O(n^2) for Binder from
     the matrix. Dahl's draw costs O(U^2 n) from the draws, O(U n^2) from the matrix.
     Returns a :class:`PointEstimate`.
@@ -219,6 +227,7 @@ def point_estimate(
     seed = seed_arg("seed", seed, owner)
     if seconds is not None:
         seconds = number_arg("seconds", seconds, owner, low=0.0, low_open=True)
+    started = time.monotonic()
     ds = draw_set(draws_or_idata, var_name, owner)
     n = ds.draws.shape[1]
     if max_blocks is None:
@@ -232,7 +241,8 @@ def point_estimate(
     n_unique = ds.unique.shape[0]
     method = _method_name(method, n, n_unique, owner)
     # Both paths run the same kernel on the same random stream; their block deltas are
-    # equal (Binder: integers, exact in float64), so they return the same estimate.
+    # equal (Binder: integers, exact in float64), so item by item (group_items=False)
+    # they return the same estimate.
     cocounts = coclustering_count_matrix(ds.draws) if method == "matrix" else None
     if kind == 1 or method == "draws":
         _check_counts_memory(max_blocks, n_unique, ds.n_labels, n, owner)
@@ -246,16 +256,25 @@ def point_estimate(
         cnt = np.zeros((1, 1, max_blocks), dtype=_count_dtype(n))
         search_counts = cocounts
         search_kind = 0
-    gtab = _gain_table(n, kind)
+    ftab, gtab = _loss_tables(n, kind)
+    # Items with the same label in every draw are searched as one (kernels/salso.py):
+    # groups in the order of their first item, so without repeats nothing changes.
+    use_groups = search_kind == 1 and group_items
+    groups = _group_items(ds.unique.T) if method == "draws" or use_groups else None
+    if use_groups:
+        labels_t, item_w, group_of = groups
+    else:
+        item_w, group_of = np.ones(labels_t.shape[0], dtype=np.int64), None
+    n_search = labels_t.shape[0] if search_kind == 1 else n
 
-    c = np.empty(n, dtype=np.int64)
+    c = np.empty(n_search, dtype=np.int64)
     size = np.empty(max_blocks, dtype=np.int64)
-    order, saved, members = (np.empty(n, dtype=np.int64) for _ in range(3))
+    order, saved, members = (np.empty(n_search, dtype=np.int64) for _ in range(3))
     acc = np.empty(max_blocks, dtype=np.float64)
     out_loss = np.empty(1)
     stream = new_stream(seed)  # one stream, continued from run to run
     candidates = {}
-    deadline = None if seconds is None else time.monotonic() + seconds
+    deadline = None if seconds is None else started + seconds
     budget_hit = False
     for run in range(int(n_runs)):
         if run > 0 and deadline is not None and time.monotonic() > deadline:
@@ -263,20 +282,20 @@ def point_estimate(
             break
         # steps 1-2 (and 3 in the same call without a budget)
         salso_run(
-            search_kind, float(ds.n_draws), search_counts, labels_t, ds.weights, cnt, gtab, c,
-            size, order, acc, saved, members, max_blocks, float(p_seq), int(max_scans),
-            int(max_zealous) if deadline is None else 0, stream, out_loss,
+            search_kind, float(ds.n_draws), search_counts, labels_t, item_w, ds.weights, cnt,
+            gtab, ftab, c, size, order, acc, saved, members, max_blocks, float(p_seq),
+            int(max_scans), int(max_zealous) if deadline is None else 0, stream, out_loss,
         )  # fmt: skip
         for _ in range(int(max_zealous) if deadline is not None else 0):
             if time.monotonic() > deadline:
                 budget_hit = True
                 break
             salso_run(
-                search_kind, float(ds.n_draws), search_counts, labels_t, ds.weights, cnt,
-                gtab, c, size, order, acc, saved, members, max_blocks, float(p_seq),
-                int(max_scans), -1, stream, out_loss,
+                search_kind, float(ds.n_draws), search_counts, labels_t, item_w, ds.weights,
+                cnt, gtab, ftab, c, size, order, acc, saved, members, max_blocks,
+                float(p_seq), int(max_scans), -1, stream, out_loss,
             )  # fmt: skip
-        labels = canonicalize(c)
+        labels = canonicalize(c if group_of is None else c[group_of])
         candidates.setdefault(labels.tobytes(), labels)
     if budget_hit:
         warnings.warn(
@@ -296,7 +315,7 @@ def point_estimate(
         dahl = _dahl_labels(ds, cocounts)
         dahl_value = _average_loss(ds, dahl, name)
     else:
-        dahl, dahl_value = _dahl_from_draws(ds, name)
+        dahl, dahl_value = _dahl_from_draws(ds, name, groups)
     if dahl_value < best - 1e-12 * max(1.0, abs(best)):
         return PointEstimate(dahl, dahl_value, name, "dahl")
     return PointEstimate(best_labels, best, name, "salso")
@@ -346,27 +365,46 @@ def _count_dtype(n):
     return np.uint16 if n < 2**16 else np.int32
 
 
-def _gain_table(n, kind):
-    """g(x) = f(x + 1) - f(x) for x = 0..n+1, the change of f(|C ∩ Z|) when an item
-    joins: VI f(x) = x log x; Binder f(x) = x (x - 1) / 2, the pairs in a block, so
-    g(x) = x (Dahl, Johnson & Müller 2022, §3: both losses are sums of f over the
-    contingency table's cells and margins; with f(0) = f(1) = 0 an empty block gains 0)."""
+def _loss_tables(n, kind):
+    """(f, g) for x = 0..n+1: f(x) the loss's function of a block or cell size, g(x) =
+    f(x + 1) - f(x) the change when an item joins. VI f(x) = x log x; Binder f(x) =
+    x (x - 1) / 2, the pairs in a block, so g(x) = x (Dahl, Johnson & Müller 2022, §3:
+    both losses are sums of f over the contingency table's cells and margins; with
+    f(0) = f(1) = 0 an empty block gains 0)."""
     x = np.arange(n + 2, dtype=np.float64)
     if kind == 0:
-        return x
-    xlogx = np.where(x > 0, x * np.log(np.maximum(x, 1.0)), 0.0)
-    return np.append(np.diff(xlogx), 0.0)
+        f = x * (x - 1.0) / 2.0
+    else:
+        f = np.where(x > 0, x * np.log(np.maximum(x, 1.0)), 0.0)
+    return f, np.append(np.diff(f), 0.0)
 
 
-def _dahl_from_draws(ds, name):
+def _group_items(labels_t):
+    """Rows of (n, U) item-major labels grouped when equal: (distinct rows in the order
+    of their first item, (G,) int64 counts, (n,) group of each item)."""
+    rows = np.ascontiguousarray(labels_t)
+    keys = rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel()
+    _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    by_first = np.argsort(first)
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(by_first.shape[0])
+    return (np.ascontiguousarray(rows[first[by_first]]), counts[by_first].astype(np.int64),
+            rank[inverse.ravel()])
+
+
+def _dahl_from_draws(ds, name, groups=None):
     """Dahl's draw without the n x n matrix: the distinct draw with the smallest
     expected Binder loss, from the pairs each two distinct draws share
-    (:func:`~pymc_partitions.kernels.salso.draw_pair_counts`, O(U^2 n / 2)). The
+    (:func:`~pymc_partitions.kernels.salso.draw_pair_counts`, O(U^2 G / 2) for G
+    distinct item rows; ``groups`` = :func:`_group_items` of the draws if known). The
     scores are the integers :func:`pair_weight_scores` gives, so the argmin (the first
     of tied draws) is the matrix path's."""
+    rows, item_w, _ = _group_items(ds.unique.T) if groups is None else groups
     n_unique = ds.unique.shape[0]
     shared = np.empty((n_unique, n_unique), dtype=np.int64)
-    draw_pair_counts(ds.unique, np.zeros((ds.n_labels, ds.n_labels), np.int64), shared)
+    draw_pair_counts(np.ascontiguousarray(rows.T), item_w,
+                     np.zeros((ds.n_labels, ds.n_labels), np.int64), shared)
     weights = ds.weights.astype(np.int64)
     scores = int(weights.sum()) * np.diag(shared) - 2 * (shared @ weights)
     labels = canonicalize(ds.unique[int(np.argmin(scores))])
