@@ -492,3 +492,46 @@ def test_similarity_matrix_refuses_what_does_not_fit_and_offers_item_subsets(mon
     items = rng.choice(100_000, 300, replace=False)
     sub = pmp.similarity_matrix(draws, items=items, dtype=np.float64)
     np.testing.assert_array_equal(sub, naive_psm(draws[:, items]))
+
+
+def test_grouped_search_tracks_the_exact_loss():
+    """Items with the same labels in every draw are searched as one weighted item. The
+    search's running loss, built only from its deltas (a group joining a block, opening
+    one, leaving one, zealous updates undone), must equal the exact
+    L = M sum_k f(|C_k|) - 2 sum_m w_m sum_kl f(|C_k ∩ Z_l^m|) of the partition it
+    returns, for both losses and groups of up to 12 items (a wrong group delta, e.g.
+    0 for opening a block, fails it)."""
+    from pymc_partitions.analysis import point_estimates as pe
+    from pymc_partitions.kernels.random import new_stream
+    from pymc_partitions.kernels.salso import salso_run
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for case in range(12):
+        n, m = 40, int(rng.integers(4, 30))
+        draws = np.tile(rng.integers(0, 4, n), (m, 1))
+        noisy = rng.choice(n, 10, replace=False)  # the other 30 items never move
+        draws[:, noisy] = rng.integers(0, 5, (m, 10))
+        ds = pe.draw_set(draws)
+        rows, item_w, group_of = pe._group_items(ds.unique.T)
+        assert item_w.max() > 1
+        for name, kind in (("VI", 1), ("binder", 0)):
+            f, g = pe._loss_tables(n, kind)
+            max_blocks = 6
+            cnt = np.zeros((ds.unique.shape[0], ds.n_labels, max_blocks), np.uint16)
+            G = rows.shape[0]
+            c, size = np.empty(G, np.int64), np.empty(max_blocks, np.int64)
+            scratch = [np.empty(G, np.int64) for _ in range(3)]
+            out = np.empty(1)
+            salso_run(1, float(ds.n_draws), np.zeros((1, 1), np.int64), rows, item_w,
+                      ds.weights, cnt, g, f, c, size, scratch[0], np.empty(max_blocks),
+                      scratch[1], scratch[2], max_blocks, float(case % 2), 50, 3,
+                      new_stream(case), out)
+            labels = c[group_of]
+            exact = ds.n_draws * f[np.bincount(labels)].sum()
+            for draw, w in zip(ds.unique, ds.weights):
+                cells = np.unique(labels * 100 + draw, return_counts=True)[1]
+                exact -= 2 * w * f[cells].sum()
+            assert out[0] == pytest.approx(exact, rel=1e-12, abs=1e-9), (case, name)
+            checked += 1
+    assert checked == 24
