@@ -1,7 +1,9 @@
 """Benchmark: pm.sample start-up and stored-draw memory at large n (issue 33, item 3).
 
 Run:  python examples/benchmark_startup.py [n] [repeats]      (default n = 10^6, 2)
-      python examples/benchmark_startup.py memory [n] [draws]  (default 10^6, 40)
+      python examples/benchmark_startup.py memory labels|summaries [n] [draws]
+                                                  (default 10^6, 40; one per process,
+                                                  the peak memory only grows)
 
 Start-up: a CRP partition of n items with a Gamma prior on alpha, 1-D Normal data
 with a HalfNormal sigma (default steps: Gibbs, EscobarWest, HyperSlice), pm.sample
@@ -46,10 +48,11 @@ def startup(n=10**6, repeats=2):
               f"{cpu[0] - c0 - draw_cpu:.2f} s CPU (one draw {draw:.2f} s)", flush=True)
 
 
-def memory(n=10**6, draws=40):
+def memory(what="labels", n=10**6, draws=40):
     model, draws = model_of(int(float(n))), int(draws)
     summaries = ["alpha", "sigma", "z_n_clusters", "z_largest_cluster_frac", "z_entropy"]
-    for label, kw in (("labels stored", {}), ("summaries only", {"var_names": summaries})):
+    kw = {"labels": {}, "summaries": {"var_names": summaries}}[what]
+    for label, kw in ((what, kw),):
         kw = dict(model=model, tune=0, chains=1, cores=1, progressbar=False,
                   compute_convergence_checks=False, **kw)
         pm.sample(draws=1, random_seed=0, **kw)
@@ -62,6 +65,6 @@ def memory(n=10**6, draws=40):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["memory"]:
-        memory(*sys.argv[2:4])
+        memory(*sys.argv[2:5])
     else:
         startup(*sys.argv[1:3])
