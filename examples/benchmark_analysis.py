@@ -11,6 +11,20 @@ compiles the kernels):
 - pmp.dahl_estimate, and pmp.point_estimate with the Binder and VI losses
   (SALSO: 16 runs, 10 zealous attempts, salso's defaults), at n = 1000 from
   4000 draws (all distinct).
+
+Run:  python examples/benchmark_analysis.py large [n ...]
+
+Large n (issue 33): point_estimate and credible_ball from 100 draws at n = 10^4 and
+10^5 (or the n given), old path (method="matrix", the n x n co-clustering counts;
+only where it fits: 0.75 GiB at 10^4, 74.5 GiB at 10^5) against the new
+(method="draws": contingency tables of the draws, items with the same labels in every
+draw searched as one). Draws like a sampler's: 10 blocks, 80 % of the items never
+move, the other 20 % sit between two blocks and switch with probability 0.3 in each
+draw (so many items share their labels in every draw, as in a real trace). Each
+figure is one call (a large problem), after a warm-up call that compiles; CPU seconds
+are the figure to read on a shared machine. salso's defaults (16 runs, 10 zealous
+updates) and two cheaper settings: no zealous updates, and a 8 s budget (seconds=8).
+Also 1000 draws at the largest n with no zealous updates and 4 runs.
 """
 
 import sys
@@ -28,6 +42,60 @@ def synthetic_draws(n, shape, noise=0.05, n_blocks=10, seed=0):
     flip = rng.random(draws.shape) < noise
     draws[flip] = rng.integers(0, n_blocks + 2, flip.sum())
     return pmp.canonicalize(draws), truth
+
+
+def sampler_like_draws(n, m, n_blocks=10, uncertain=0.2, switch=0.3, seed=0):
+    """(m, n) canonical draws: items in n_blocks equal blocks; a fraction ``uncertain``
+    of them (chosen at random) each have a second block and are in it with
+    probability ``switch`` in each draw, independently."""
+    rng = np.random.default_rng(seed)
+    truth = rng.permutation(np.repeat(np.arange(n_blocks), -(-n // n_blocks))[:n])
+    draws = np.tile(truth, (m, 1))
+    moving = np.flatnonzero(rng.random(n) < uncertain)
+    other = (truth[moving] + rng.integers(1, n_blocks, moving.size)) % n_blocks
+    switched = rng.random((m, moving.size)) < switch
+    draws[:, moving] = np.where(switched, other, truth[moving])
+    return pmp.canonicalize(draws), truth
+
+
+def large(sizes=(10_000, 100_000)):
+    import warnings
+
+    sizes = [int(float(s)) for s in sizes]
+    warm, _ = sampler_like_draws(70_000, 5, seed=9)  # compiles both count dtypes
+    for loss in ("VI", "binder"):
+        pmp.point_estimate(warm[:, :500], loss=loss, n_runs=1, method="matrix")
+        pmp.point_estimate(warm, loss=loss, n_runs=1, max_zealous=1, method="draws")
+    print("one call each (after a warm-up call that compiles); 100 draws unless said")
+    settings = {"defaults": {}, "no zealous": {"max_zealous": 0}, "seconds=8": {"seconds": 8}}
+    for n in sizes:
+        draws, truth = sampler_like_draws(n, 100, seed=1)
+        rows = len(np.unique(draws.T, axis=0))
+        print(f"n = {n}: {rows} distinct item rows")
+        for loss in ("VI", "binder"):
+            for label, kw in settings.items():
+                for method in ("matrix", "draws"):
+                    if method == "matrix" and (n > 20_000 or label != "defaults"):
+                        continue  # 8 n^2 bytes: 74.5 GiB at 10^5
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", pmp.analysis.SearchBudgetWarning)
+                        t, est = median_seconds(
+                            lambda: pmp.point_estimate(draws, loss=loss, seed=1, method=method,
+                                                       **kw), 1)
+                    print(f"  point_estimate {loss:6s} {method:6s} {label:10s}: {t}  "
+                          f"E[{loss}] = {est.expected_loss:.5g}, {est.labels.max() + 1} blocks, "
+                          f"ARI to the 10 blocks {pmp.adjusted_rand_index(est.labels, truth):.3f}",
+                          flush=True)
+            t, ball = median_seconds(lambda: pmp.credible_ball(draws, est, loss=loss), 1)
+            print(f"  credible_ball  {loss:6s}: {t}  radius {ball.radius:.4g}", flush=True)
+    n = sizes[-1]
+    draws, truth = sampler_like_draws(n, 1000, seed=2)
+    t, est = median_seconds(
+        lambda: pmp.point_estimate(draws, seed=1, n_runs=4, max_zealous=0), 1)
+    print(f"n = {n}, 1000 draws, VI, 4 runs, no zealous: {t}  E[VI] = "
+          f"{est.expected_loss:.5g}, ARI {pmp.adjusted_rand_index(est.labels, truth):.3f}")
+    t, ball = median_seconds(lambda: pmp.credible_ball(draws, est), 1)
+    print(f"n = {n}, 1000 draws, credible_ball VI: {t}")
 
 
 def median_seconds(fn, repeats):
@@ -67,4 +135,7 @@ def main(repeats=3):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    if sys.argv[1:2] == ["large"]:
+        large(*[sys.argv[2:]] if sys.argv[2:] else [])
+    else:
+        main(*sys.argv[1:2])

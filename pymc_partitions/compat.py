@@ -53,7 +53,10 @@ sample_checks      ``pymc.sampling.mcmc.sample`` wrapped (and    none: PyMC read
                    {"log_likelihood": ...}`` asking for a        after the last draw
                    GeneralizedMallows term is refused before
                    the first draw (``pm.compute_log_likelihood``
-                   refuses it with the same message)
+                   refuses it with the same message); a
+                   warning when the stored partition labels
+                   would need too much memory
+                   (:mod:`.trace_size`)
 gradient_logp      ``Model.logp_dlogp_function`` wrapped: an     none: PyMC's gradient
                    observed term whose log density cannot be     steps compile the whole
                    evaluated (an op's ``logp_unavailable``:      model's log density and
@@ -659,7 +662,10 @@ def _sample_checks_wrapper(original):
     every draw is made: ``idata_kwargs={"log_likelihood": ...}`` asking for the
     log-likelihood of a GeneralizedMallows
     (:func:`pymc_partitions.analysis.loo.check_log_likelihood_request`), which
-    ``pm.compute_log_likelihood`` refuses, is refused before the first draw."""
+    ``pm.compute_log_likelihood`` refuses, is refused before the first draw; and
+    partitions whose stored labels would need more memory than is sensible get a
+    warning with the size and the remedies
+    (:func:`pymc_partitions.trace_size.check_trace_size`)."""
     signature = inspect.signature(original)
 
     def sample(*args, **kwargs):
@@ -672,6 +678,20 @@ def _sample_checks_wrapper(original):
 
             model = pymc.modelcontext(bound.get("model"))
             check_log_likelihood_request(model, None if requested is True else requested)
+        if bound.get("trace") is None:  # PyMC's NumPy trace: say what storing costs
+            from pymc_partitions.trace_size import check_trace_size
+
+            defaults = signature.parameters
+            get = lambda key: bound.get(key, defaults[key].default)  # noqa: E731
+            try:
+                model = pymc.modelcontext(bound.get("model"))
+            except TypeError:  # no model: PyMC's own error follows
+                return original(*args, **kwargs)
+            check_trace_size(
+                model, draws=get("draws"), tune=get("tune"),
+                chains=get("chains"), cores=get("cores"), var_names=get("var_names"),
+                discard_tuned_samples=get("discard_tuned_samples"),
+            )  # fmt: skip
         return original(*args, **kwargs)
 
     sample.__doc__ = original.__doc__
@@ -1033,7 +1053,10 @@ PATCHES = [
             "before the first draw, with pm.compute_log_likelihood's message. PyMC's sample "
             "has no hook that sees idata_kwargs before sampling. Re-check that sample takes "
             "idata_kwargs and model by those names and passes idata_kwargs['log_likelihood'] "
-            "to compute_log_likelihood as var_names (True meaning all)."
+            "to compute_log_likelihood as var_names (True meaning all). Also warns before "
+            "the first draw when the partitions' stored labels would need too much memory "
+            "(pymc_partitions.trace_size; re-check draws, tune, chains, cores, var_names, "
+            "trace and discard_tuned_samples keep their meaning)."
         ),
         wrap=_sample_checks_wrapper,
         targets=(

@@ -3,6 +3,7 @@ label-invariant statistics in the posterior (checked against definitions, brute 
 over all set partitions, and scikit-learn)."""
 
 import math
+import warnings
 from itertools import combinations
 
 import arviz as az
@@ -179,7 +180,8 @@ def exact_expected(parts, support, weights, loss):
     return sum(w * f(parts, s) for s, w in zip(support, weights))
 
 
-def test_point_estimates_against_brute_force():
+@pytest.mark.parametrize("method", ["matrix", "draws"])
+def test_point_estimates_against_brute_force(method):
     rng = np.random.default_rng(4)
     found = {"VI": 0, "binder": 0}
     cases = 40
@@ -188,8 +190,9 @@ def test_point_estimates_against_brute_force():
         draws, support, weights = random_posterior(rng, n)
         for loss in ("VI", "binder"):
             exact = exact_expected(PARTITIONS[n], support, weights, loss)
-            est = pmp.point_estimate(draws, loss=loss, seed=case, max_blocks=n, n_runs=4)
-            dahl = pmp.dahl_estimate(draws, loss=loss)
+            est = pmp.point_estimate(draws, loss=loss, seed=case, max_blocks=n, n_runs=4,
+                                     method=method)
+            dahl = pmp.dahl_estimate(draws, loss=loss, method=method)
             assert est.loss == loss and dahl.loss == loss
             np.testing.assert_array_equal(est.labels, pmp.canonicalize(est.labels))
             # reported losses are the exact expected losses of the returned partitions
@@ -203,12 +206,87 @@ def test_point_estimates_against_brute_force():
         psm = naive_psm(draws)
         iu = np.triu_indices(n, 1)
         ls = [((np.equal.outer(s, s) - psm)[iu] ** 2).sum() for s in support]
-        dahl = pmp.dahl_estimate(draws)
+        dahl = pmp.dahl_estimate(draws, method=method)
         assert ((np.equal.outer(dahl.labels, dahl.labels) - psm)[iu] ** 2).sum() == pytest.approx(
             min(ls)
         )
     print(f"search found the exact minimiser in {found} of {cases} cases")
     assert found["VI"] >= 0.9 * cases and found["binder"] >= 0.9 * cases
+
+
+def test_draws_and_matrix_paths_give_the_same_estimates():
+    """The search from the draws' contingency tables (no n x n matrix) and from the
+    co-clustering matrix take the same moves on the same random stream (Binder's
+    deltas are equal integers), so item by item the estimates, their losses and
+    Dahl's draws are identical; with repeated draws, ties, up to 6 blocks, both
+    losses. Grouping changes nothing when no two items have the same labels in every
+    draw."""
+    rng = np.random.default_rng(8)
+    for case in range(30):
+        n, m, k = int(rng.integers(5, 60)), int(rng.integers(5, 80)), int(rng.integers(1, 6))
+        draws = np.tile(rng.integers(0, k, n), (m, 1))
+        flip = rng.random(draws.shape) < rng.uniform(0, 0.4)
+        draws[flip] = rng.integers(0, k + 2, flip.sum())
+        for loss in ("binder", "VI"):
+            kw = dict(loss=loss, seed=case, n_runs=4, group_items=False)
+            a = pmp.point_estimate(draws, method="matrix", **kw)
+            b = pmp.point_estimate(draws, method="draws", **kw)
+            np.testing.assert_array_equal(a.labels, b.labels)
+            assert (a.expected_loss, a.method) == (b.expected_loss, b.method)
+            da = pmp.dahl_estimate(draws, loss=loss, method="matrix")
+            db = pmp.dahl_estimate(draws, loss=loss, method="draws")
+            np.testing.assert_array_equal(da.labels, db.labels)
+            assert da.expected_loss == db.expected_loss
+            if len(np.unique(draws.T, axis=0)) == n:  # no repeated item rows
+                g = pmp.point_estimate(draws, method="draws", **{**kw, "group_items": True})
+                np.testing.assert_array_equal(g.labels, b.labels)
+
+
+def test_large_n_never_forms_the_n_by_n_matrix(monkeypatch):
+    """n = 30000 (an n x n int64 matrix would be 6.7 GiB): 'auto' works from the draws;
+    'matrix' is refused naming the size; the estimate is the draws' common partition."""
+    from pymc_partitions.analysis import point_estimates
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an n x n co-clustering matrix was formed")
+
+    monkeypatch.setattr(point_estimates, "coclustering_count_matrix", refuse)
+    rng = np.random.default_rng(9)
+    truth = np.repeat(np.arange(6), 5000)
+    draws = np.tile(truth, (8, 1))
+    flip = rng.random(draws.shape) < 0.01
+    draws[flip] = rng.integers(0, 6, flip.sum())
+    for loss in ("VI", "binder"):
+        est = pmp.point_estimate(draws, loss=loss, seed=1, n_runs=2, max_zealous=1)
+        assert pmp.adjusted_rand_index(est.labels, truth) == 1.0
+        assert pmp.dahl_estimate(draws, loss=loss).loss == loss
+        ball = pmp.credible_ball(draws, est, loss=loss)
+        assert ball.radius >= 0
+    with pytest.raises(ValueError, match=r"method='matrix' needs .* 6\.7 GiB .* method='draws'"):
+        pmp.point_estimate(draws, method="matrix")
+
+
+def test_point_estimate_time_budget():
+    """seconds= stops the search between runs and zealous updates (as salso's
+    'seconds') with a SearchBudgetWarning saying how many runs were done; the estimate
+    is still one of the search's partitions with its exact expected loss."""
+    rng = np.random.default_rng(10)
+    draws, support, weights = random_posterior(rng, 7)
+    with pytest.warns(pmp.analysis.SearchBudgetWarning, match=r"after 1 of 16 runs"):
+        est = pmp.point_estimate(draws, loss="VI", seed=1, seconds=1e-9)
+    exact = exact_expected(PARTITIONS[7], support, weights, "VI")
+    index = {tuple(p): t for t, p in enumerate(PARTITIONS[7])}
+    assert est.expected_loss == pytest.approx(exact[index[tuple(est.labels)]], abs=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pmp.analysis.SearchBudgetWarning)
+        full = pmp.point_estimate(draws, loss="VI", seed=1, seconds=1e6)
+    same = pmp.point_estimate(draws, loss="VI", seed=1)  # a budget not reached: the same
+    np.testing.assert_array_equal(full.labels, same.labels)
+    assert full.expected_loss == same.expected_loss
+    with pytest.raises(ValueError, match="seconds"):
+        pmp.point_estimate(draws, seconds=0)
+    with pytest.raises(ValueError, match="method"):
+        pmp.point_estimate(draws, method="pairs")
 
 
 def test_default_max_blocks_is_the_most_blocks_in_a_draw():
@@ -395,3 +473,65 @@ def test_multitrace_is_read_by_the_functions_that_read_draws(multitrace):
                  lambda: pmp.unbiased_estimate(trace, "z", pmp.unbiased.lcp, 1, 2)):
         with pytest.raises(TypeError, match=r"'idata' is a MultiTrace.*pm\.to_inference_data"):
             call()
+
+
+def test_similarity_matrix_refuses_what_does_not_fit_and_offers_item_subsets(monkeypatch):
+    """n = 10^5 items: the full matrix (37.3 GiB in float32) is refused before anything
+    is allocated, naming its size and the available memory; a subset of items is
+    computed and equals the definition."""
+    from pymc_partitions import trace_size
+
+    rng = np.random.default_rng(7)
+    draws = rng.integers(0, 3, (20, 100_000)).astype(np.int64)
+    monkeypatch.setattr(trace_size, "available_memory", lambda: 16 * 2**30)  # a 16 GiB machine
+    with pytest.raises(MemoryError, match=r"100000 x 100000 similarity matrix needs 37\.3 GiB "
+                                          r"\(float32\).*available memory \(16\.0 GiB\).*items="):
+        pmp.similarity_matrix(draws)
+    with pytest.raises(MemoryError, match=r"74\.5 GiB \(float64\)"):
+        pmp.similarity_matrix(draws, dtype=np.float64)
+    items = rng.choice(100_000, 300, replace=False)
+    sub = pmp.similarity_matrix(draws, items=items, dtype=np.float64)
+    np.testing.assert_array_equal(sub, naive_psm(draws[:, items]))
+
+
+def test_grouped_search_tracks_the_exact_loss():
+    """Items with the same labels in every draw are searched as one weighted item. The
+    search's running loss, built only from its deltas (a group joining a block, opening
+    one, leaving one, zealous updates undone), must equal the exact
+    L = M sum_k f(|C_k|) - 2 sum_m w_m sum_kl f(|C_k ∩ Z_l^m|) of the partition it
+    returns, for both losses and groups of up to 12 items (a wrong group delta, e.g.
+    0 for opening a block, fails it)."""
+    from pymc_partitions.analysis import point_estimates as pe
+    from pymc_partitions.kernels.random import new_stream
+    from pymc_partitions.kernels.salso import salso_run
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for case in range(12):
+        n, m = 40, int(rng.integers(4, 30))
+        draws = np.tile(rng.integers(0, 4, n), (m, 1))
+        noisy = rng.choice(n, 10, replace=False)  # the other 30 items never move
+        draws[:, noisy] = rng.integers(0, 5, (m, 10))
+        ds = pe.draw_set(draws)
+        rows, item_w, group_of = pe._group_items(ds.unique.T)
+        assert item_w.max() > 1
+        for name, kind in (("VI", 1), ("binder", 0)):
+            f, g = pe._loss_tables(n, kind)
+            max_blocks = 6
+            cnt = np.zeros((ds.unique.shape[0], ds.n_labels, max_blocks), np.uint16)
+            G = rows.shape[0]
+            c, size = np.empty(G, np.int64), np.empty(max_blocks, np.int64)
+            scratch = [np.empty(G, np.int64) for _ in range(3)]
+            out = np.empty(1)
+            salso_run(1, float(ds.n_draws), np.zeros((1, 1), np.int64), rows, item_w,
+                      ds.weights, cnt, g, f, c, size, scratch[0], np.empty(max_blocks),
+                      scratch[1], scratch[2], max_blocks, float(case % 2), 50, 3,
+                      new_stream(case), out)
+            labels = c[group_of]
+            exact = ds.n_draws * f[np.bincount(labels)].sum()
+            for draw, w in zip(ds.unique, ds.weights):
+                cells = np.unique(labels * 100 + draw, return_counts=True)[1]
+                exact -= 2 * w * f[cells].sum()
+            assert out[0] == pytest.approx(exact, rel=1e-12, abs=1e-9), (case, name)
+            checked += 1
+    assert checked == 24

@@ -270,9 +270,11 @@ def test_mfm_logp_gradient_in_gamma_matches_finite_difference():
     assert np.isfinite(grad).all() and abs(grad[0] - fd) < 1e-6 * max(1.0, abs(fd)), (grad, fd)
 
 
-@pytest.mark.parametrize("case", ["py", "fixed_k2", "mfm_poisson"])
-def test_forward_draws_follow_the_prior(case):
-    n, m = 4, 20000
+@pytest.mark.parametrize("case", ["crp", "py", "py_negative_alpha", "py_d0", "fixed_k2",
+                                  "mfm_poisson"])
+@pytest.mark.parametrize("n", [4, 5])
+def test_forward_draws_follow_the_prior(case, n):
+    m = 20000
     dist = CASES[case][0](n)
     draws = pm.draw(dist, draws=m, random_seed=3)
     assert draws.shape == (m, n) and draws.dtype == np.int64
@@ -290,6 +292,28 @@ def test_forward_draws_follow_the_prior(case):
     freq = np.bincount([index[tuple(d)] for d in draws], minlength=len(parts)) / m
     bound = 0.5 * np.sqrt(exact * (1 - exact) / m).sum() + np.sqrt(np.log(1e4) / (2 * m))
     assert 0.5 * np.abs(freq - exact).sum() < bound
+
+
+@pytest.mark.parametrize("alpha, d", [(1.3, 0.0), (0.7, 0.35), (-0.3, 0.6), (5.0, 0.2)])
+def test_urn_draws_have_the_exact_mean_number_of_blocks_at_large_n(alpha, d):
+    """The vectorised urn draws at n = 2000 against the exact E[K_n]: CRP
+    sum_i alpha / (alpha + i); Pitman-Yor (Pitman 2006, eq. 3.13)
+    Gamma(alpha+d+n) Gamma(alpha+1) / (d Gamma(alpha+n) Gamma(alpha+d)) - alpha / d
+    (a z-test over 1500 draws)."""
+    from scipy.special import gammaln
+
+    n, m = 2000, 1500
+    dist = pmp.CRP.dist(alpha=alpha, n=n) if d == 0 else pmp.PitmanYor.dist(alpha=alpha, d=d, n=n)
+    draws = pm.draw(dist, draws=m, random_seed=5)
+    assert np.array_equal(pmp.canonicalize(draws[:20]), draws[:20])
+    k = draws.max(axis=1) + 1
+    if d == 0:
+        exact = np.sum(alpha / (alpha + np.arange(n)))
+    else:
+        exact = np.exp(gammaln(alpha + d + n) + gammaln(alpha + 1) - gammaln(alpha + n)
+                       - gammaln(alpha + d)) / d - alpha / d
+    z = (k.mean() - exact) / (k.std(ddof=1) / np.sqrt(m))
+    assert abs(z) < 4.0, (k.mean(), exact)
 
 
 def test_support_points_and_pm_sample_assigns_gibbs():

@@ -11,6 +11,7 @@ from pymc_partitions.analysis.distances import (
 )
 from pymc_partitions.analysis.point_estimates import (
     PointEstimate,
+    SearchBudgetWarning,
     dahl_estimate,
     expected_loss,
     point_estimate,

@@ -54,9 +54,25 @@ class CredibleBall(NamedTuple):
     horizontal_distance: float
 
 
-def _farthest(partitions, dist, tol):
-    top = dist.max()
-    return [partitions[t] for t in np.flatnonzero(dist >= top - tol)], float(top)
+class _LazyCanonical:
+    """Rows ``index`` of a label array (no copy), canonicalised when read (int64)."""
+
+    def __init__(self, rows, index):
+        self.rows, self.index = rows, index
+
+    def __getitem__(self, t):
+        return np.asarray(canonicalize(self.rows[self.index[t]]), dtype=np.int64)
+
+    def __len__(self):
+        return self.index.shape[0]
+
+
+def _farthest(partitions, dist, tol, members=None):
+    """Partitions (canonical) at the largest distance among ``members`` (indices; all
+    by default), and that distance."""
+    members = np.arange(len(partitions)) if members is None else np.asarray(members)
+    top = dist[members].max()
+    return [partitions[t] for t in members[dist[members] >= top - tol]], float(top)
 
 
 def credible_ball(draws_or_idata, estimate, var_name=None, loss="VI", level=0.95):
@@ -89,14 +105,14 @@ def credible_ball(draws_or_idata, estimate, var_name=None, loss="VI", level=0.95
     radius = float(dist[order][np.searchsorted(cumulative, need - 0.5)])
     tol = 1e-10 * max(1.0, radius)
     inside = np.flatnonzero(dist <= radius + tol)
-    partitions = canonicalize(ds.unique[inside])
-    partitions = [np.asarray(p, dtype=np.int64) for p in partitions]
+    # canonical labels only for the draws a bound returns (canonicalize sorts each row)
+    partitions = _LazyCanonical(ds.unique, inside)
     d_in = dist[inside]
-    k_in = n_blocks(ds.unique[inside])
+    k_in = n_blocks(ds.unique)[inside]
     fewest = k_in == k_in.min()
     most = k_in == k_in.max()
-    upper, d_upper = _farthest([p for p, f in zip(partitions, fewest) if f], d_in[fewest], tol)
-    lower, d_lower = _farthest([p for p, f in zip(partitions, most) if f], d_in[most], tol)
+    upper, d_upper = _farthest(partitions, d_in, tol, np.flatnonzero(fewest))
+    lower, d_lower = _farthest(partitions, d_in, tol, np.flatnonzero(most))
     horizontal, d_h = _farthest(partitions, d_in, tol)
     return CredibleBall(centre, radius, float(level), name, upper, lower, horizontal,
                         d_upper, d_lower, d_h)

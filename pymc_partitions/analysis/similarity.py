@@ -35,12 +35,16 @@ def similarity_matrix(draws_or_idata, var_name=None, items=None, dtype=np.float3
 
     draws_or_idata : ``pm.sample`` result (with ``var_name``) or int labels of shape
         (draws, n) or (chains, draws, n); chains are pooled.
-    items : optional 1-D int indices; the result is then psm[items][:, items].
+    items : optional 1-D int indices; the result is then psm[items][:, items], and
+        only that is computed (O(p^2 M) for p items): the way to look at part of a
+        large problem.
     dtype : float dtype of the result (float32 default, float64 for exact sums).
     block_size : tile size in items (default from the number of draws so one tile's
         label rows take ~256 KB, between 16 and 512 items).
     Returns an array of shape (p, p), p = n or len(items), symmetric with unit
-    diagonal.
+    diagonal. A result of more than half the available memory (p^2 x 4 bytes for
+    float32: 37 GiB at n = 10^5) is refused with a MemoryError naming the size it
+    would need and the available memory, before anything is allocated.
     """
     owner = "similarity_matrix"
     draws = read_draws(draws_or_idata, var_name, owner=owner)
@@ -60,9 +64,10 @@ def similarity_matrix(draws_or_idata, var_name=None, items=None, dtype=np.float3
         dtype = None
     if dtype is None or dtype.kind != "f":
         raise ValueError(f"{owner}: 'dtype' must be a float dtype (np.float32, np.float64).")
+    p = items.shape[0]
+    _check_fits(p, dtype, n, owner)
     labels_t = item_major_labels(draws)
     m = draws.shape[0]
-    p = items.shape[0]
     if block_size is None:
         block_size = min(512, max(16, _TILE_BYTES // max(1, m * labels_t.itemsize)))
     block_size = integer_arg("block_size", block_size, owner, minimum=1)
@@ -79,6 +84,23 @@ def similarity_matrix(draws_or_idata, var_name=None, items=None, dtype=np.float3
             if c0 != r0:
                 out[c0 : c0 + cols.shape[0], r0 : r0 + rows.shape[0]] = (t / m).T
     return out
+
+
+def _check_fits(p, dtype, n, owner):
+    """Refuse a (p, p) result that does not fit in memory, with the size it needs."""
+    from pymc_partitions.trace_size import available_memory, format_bytes
+
+    need = float(p) * p * dtype.itemsize
+    available = available_memory()
+    if available is not None and need > available / 2:
+        raise MemoryError(
+            f"{owner}: the {p} x {p} similarity matrix needs {format_bytes(need)} "
+            f"({np.dtype(dtype).name}), more than half the available memory "
+            f"({format_bytes(available)}). Pass items= (a subset of the {n} items, e.g. "
+            f"rng.choice({n}, 5000, replace=False), or the items of one block of a point "
+            f"estimate); for a point estimate or credible ball of all items use "
+            f"pmp.point_estimate / pmp.credible_ball, which work from the draws."
+        )
 
 
 def coclustering_count_matrix(draws):

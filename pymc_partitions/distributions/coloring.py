@@ -25,6 +25,7 @@ from pymc_partitions.distributions.partition import (
     PartitionPriorRV,
     batched_draws,
     labels_in_range,
+    start_value,
 )
 from pymc_partitions.distributions.priors import constant_n, size_stats
 from pymc_partitions.distributions.validation import constant_integer, constant_value
@@ -452,7 +453,7 @@ class ProperColoring(PartitionPrior):
                 f"({SEARCH_BUDGET} nodes, {SEARCH_SECONDS:g} s) and none proved impossible. Pass a proper colouring's "
                 f"labels as initval= (or initvals= to pm.sample), or increase q."
             )
-        return pt.broadcast_to(pt.as_tensor_variable(labels.astype(np.int64)), rv.shape)
+        return start_value(size, pt.as_tensor_variable(labels.astype(np.int64)))
 
     def logp(value, edges, q, n):
         return proper_coloring_logp(value, edges, q, n)

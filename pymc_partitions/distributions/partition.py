@@ -16,6 +16,8 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
+from pymc.distributions.shape_utils import rv_size_is_none
+from pytensor.tensor import get_vector_length
 from pytensor.tensor.random.op import RandomVariable
 
 from pymc_partitions.distributions.validation import (
@@ -60,6 +62,32 @@ def block_sizes(labels, n):
 def labels_in_range(labels, n):
     """Symbolic check that every label lies in [0, n)."""
     return pt.all(pt.ge(labels, 0)) & pt.all(pt.lt(labels, n))
+
+
+def scalar_n(n):
+    """The number of items as a scalar (PyMC broadcasts ``n`` with ``size``)."""
+    n = pt.as_tensor_variable(n)
+    return n if n.ndim == 0 else n.flatten()[0]
+
+
+def start_value(size, core, *batch_params):
+    """A starting partition (``support_point``) of shape ``batch + (n,)``, int64.
+
+    ``core`` is an expression of shape ``(..., n)``; it is broadcast against the
+    batch shapes of ``batch_params`` (scalar parameters per partition) and, when
+    given, ``size``. Built from the parameters only, never from the random
+    variable: PyMC compiles its initial-point function in FAST_COMPILE mode, so
+    ``pt.zeros_like(rv)`` or ``rv.shape`` there evaluates the variable, i.e. runs a
+    forward draw from the prior (O(n K) for a CRP, 35-56 s at n = 10^6) only to
+    throw it away (issue 33, item 3).
+    """
+    value = pt.as_tensor_variable(core).astype("int64")
+    for param in batch_params:
+        value = value + pt.zeros_like(param, dtype="int64")[..., None]
+    if not rv_size_is_none(size):
+        batch = [size[i] for i in range(get_vector_length(size))]
+        value = pt.full((*batch, value.shape[-1]), value, dtype="int64")
+    return value
 
 
 def partition_summaries(labels):
@@ -266,20 +294,38 @@ def batched_draws(draw, n, size, *params):
 
 
 def crp_draw(rng, alpha, n):
-    """One partition by sequential seating: item i joins block k with probability
-    n_k / (i + alpha) or opens a new block with probability alpha / (i + alpha).
-    Labels come out canonical."""
-    labels = np.empty(n, dtype=np.int64)
-    sizes = np.zeros(n, dtype=np.float64)
-    n_blocks = 0
-    for i in range(n):
-        weights = np.append(sizes[:n_blocks], alpha)
-        k = rng.choice(n_blocks + 1, p=weights / weights.sum())
-        if k == n_blocks:
-            n_blocks += 1
-        sizes[k] += 1
-        labels[i] = k
-    return labels
+    """One CRP partition, exactly, in O(n) NumPy: the Blackwell-MacQueen urn.
+
+    Item i (0-based) opens a new block with probability alpha / (i + alpha); otherwise
+    it copies the block of an earlier item chosen uniformly, which puts it in block k
+    with probability (i / (i + alpha)) (n_k / i) = n_k / (i + alpha), the sequential
+    seating rule (Neal 2000, eq. 3.7). Labels come out canonical. See
+    :func:`urn_labels` for how the copies are resolved."""
+    i = np.arange(n, dtype=np.float64)
+    new = rng.random(n) * (i + alpha) < alpha
+    new[0] = True
+    parent = np.minimum((rng.random(n) * i).astype(np.int64), np.arange(n) - 1)
+    return urn_labels(new, parent)
+
+
+def urn_labels(new, parent, block=None):
+    """Canonical labels of an urn scheme: item i opens block K_i (the number of blocks
+    among items 0..i-1) where ``new[i]``; else, where ``block`` is given and
+    ``block[i] >= 0``, it joins block ``block[i]`` (< K_i); else it copies the label of
+    item ``parent[i] < i``. Copies are resolved by pointer jumping (log of the longest
+    chain of copies rounds of O(n) gathers)."""
+    n = new.shape[0]
+    label = np.where(new, np.cumsum(new) - 1, -1)
+    if block is not None:
+        label = np.where(~new & (block >= 0), block, label)
+    fixed = label >= 0
+    ptr = np.where(fixed, np.arange(n), parent)
+    while True:
+        nxt = ptr[ptr]
+        if np.array_equal(nxt, ptr):
+            break
+        ptr = nxt
+    return label[ptr].astype(np.int64)
 
 
 def ewens_logp(labels, alpha, n):
@@ -331,7 +377,8 @@ class CRP(PartitionPrior):
     -----
     The value is an int64 vector of canonical labels (label 0 for item 0's block,
     new labels in order of first appearance); forward draws (``pm.draw``,
-    ``pm.sample_prior_predictive``) use sequential seating and are canonical. The
+    ``pm.sample_prior_predictive``) use sequential seating, vectorised as an urn
+    (O(n) NumPy: 10^6 items in well under a second), and are canonical. The
     log probability accepts any labels in [0, n) and evaluates the partition they
     encode. ``support_point`` is the one-block partition: every chain starts there
     unless ``pm.sample(initvals=...)`` gives starts or ``initval="prior"`` asks for a
@@ -362,7 +409,7 @@ class CRP(PartitionPrior):
         return super().dist([alpha, pt.constant(n_value, dtype="int64")], **kwargs)
 
     def support_point(rv, size, alpha, n):
-        return pt.zeros_like(rv)
+        return start_value(size, pt.zeros((scalar_n(n),), dtype="int64"), alpha)
 
     def logp(value, alpha, n):
         logp = ewens_logp(value, alpha, n)

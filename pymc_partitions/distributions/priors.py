@@ -21,6 +21,9 @@ from pymc_partitions.distributions.partition import (
     batched_draws,
     block_sizes,
     labels_in_range,
+    scalar_n,
+    start_value,
+    urn_labels,
 )
 from pymc_partitions.distributions.validation import (
     constant_integer,
@@ -54,20 +57,37 @@ def size_stats(labels):
     return sizes, occupied, pt.sum(occupied)
 
 
-def sequential_draw(rng, n, join_weight, new_weight):
-    """One partition by sequential seating with weights ``join_weight(sizes, K)``
-    (array over the K blocks) and ``new_weight(K)``. Canonical labels."""
-    labels = np.empty(n, dtype=np.int64)
-    sizes = np.zeros(n, dtype=np.float64)
-    n_blocks = 0
-    for i in range(n):
-        w = np.append(join_weight(sizes[:n_blocks], n_blocks), new_weight(n_blocks))
-        k = rng.choice(n_blocks + 1, p=w / w.sum())
-        if k == n_blocks:
-            n_blocks += 1
-        sizes[k] += 1
-        labels[i] = k
-    return labels
+def pitman_yor_draw(rng, alpha, d, n):
+    """One Pitman-Yor partition, exactly, with O(n) NumPy gathers.
+
+    Sequential seating: item i (0-based, i >= 1) with K blocks among the earlier items
+    opens a new block with probability (alpha + K d) / (i + alpha) and joins block k
+    with probability (n_k - d) / (i + alpha) (Pitman 2006, eq. 3.6). Whether each item
+    opens a block depends on K only, so those indicators are drawn first (a scalar
+    loop over pre-drawn uniforms); then, as n_k - d = (n_k - 1) + (1 - d), a joining
+    item copies the block of an earlier item that did not open one, chosen uniformly
+    (i - K of them), with probability (i - K) / (i - K d), and otherwise joins one of
+    the K blocks uniformly (:func:`~.partition.urn_labels` resolves the copies). With
+    d = 0 this is the CRP's urn. Canonical labels."""
+    u = rng.random(n)
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    k = 1
+    for i in range(1, n):  # O(n) scalar steps: K decides the next probability
+        if u[i] * (i + alpha) < alpha + k * d:
+            new[i] = True
+            k += 1
+    blocks_before = np.cumsum(new) - new  # K_i
+    i = np.arange(n)
+    joined_before = i - blocks_before  # earlier items that joined a block: i - K_i
+    copy = rng.random(n) * (i - blocks_before * d) < joined_before
+    joiners = np.flatnonzero(~new)
+    pick = np.minimum((rng.random(n) * joined_before).astype(np.int64),
+                      np.maximum(joined_before - 1, 0))
+    parent = joiners[np.minimum(pick, max(joiners.shape[0] - 1, 0))] if joiners.size else i
+    block = np.minimum((rng.random(n) * blocks_before).astype(np.int64),
+                       np.maximum(blocks_before - 1, 0))
+    return urn_labels(new, np.where(copy, parent, i), np.where(copy | new, -1, block))
 
 
 class _SizeOnlyRV(PartitionPriorRV):
@@ -107,13 +127,9 @@ class PitmanYorRV(_SizeOnlyRV):
 
     @classmethod
     def rng_fn(cls, rng, alpha, d, n, size):
-        def draw(n, a, dd):
-            a, dd = float(a), float(dd)
-            return sequential_draw(
-                rng, n, lambda s, K: s - dd, lambda K: (a + K * dd) if K > 0 else 1.0
-            )
-
-        return batched_draws(draw, n, size, alpha, d)
+        return batched_draws(
+            lambda n, a, dd: pitman_yor_draw(rng, float(a), float(dd), n), n, size, alpha, d
+        )
 
 
 pitman_yor = PitmanYorRV()
@@ -197,7 +213,7 @@ class PitmanYor(PartitionPrior):
                             **kwargs)
 
     def support_point(rv, size, alpha, d, n):
-        return pt.zeros_like(rv)
+        return start_value(size, pt.zeros((scalar_n(n),), dtype="int64"), alpha, d)
 
     def logp(value, alpha, d, n):
         logp = pitman_yor_logp(value, alpha, d, n)
@@ -309,7 +325,7 @@ class FixedBlocks(PartitionPrior):
                             **kwargs)
 
     def support_point(rv, size, k, n):
-        return pt.broadcast_to(pt.arange(n, dtype="int64") % k, rv.shape)
+        return start_value(size, pt.arange(scalar_n(n), dtype="int64") % pt.as_tensor_variable(k)[..., None])
 
     def logp(value, k, n):
         k_c, n_c = int(constant_value(k)), int(constant_value(n))
@@ -559,7 +575,7 @@ class MFM(PartitionPrior):
         )
 
     def support_point(rv, size, gamma, log_pk, n):
-        return pt.zeros_like(rv)
+        return start_value(size, pt.zeros((scalar_n(n),), dtype="int64"), gamma, log_pk[..., 0])
 
     def logp(value, gamma, log_pk, n):
         return check_parameters(mfm_logp(value, gamma, log_pk, n), gamma > 0, msg="gamma > 0")

@@ -12,7 +12,9 @@ Bayesian clustering", JCGS 31(4), §4: one run is
    (or ``max_scans``);
 3. *zealous updates*: up to ``max_zealous`` times, a random block is destroyed,
    its items are sequentially reallocated in random order and the result is
-   sweetened; kept only if the expected loss went down.
+   sweetened; kept only if the expected loss went down. ``salso_run`` can also do
+   one update at a time, so that Python can stop a run on a time budget (as
+   salso's ``seconds``).
 
 Both losses have the form L(c) = sum_k f(|C_k|) - 2 E[sum_kl f(|C_k ∩ Z_l|)] +
 const over the posterior draws Z (equal-cost Binder: f(x) = x^2/2; VI:
@@ -21,7 +23,8 @@ f(x) = x log x / n). The kernel works with M times the loss, up to constants:
 - ``kind = 0`` Binder, from the integer co-clustering counts N_ij (N = M * PSM):
   L = sum_{i<j, c_i = c_j} (M - 2 N_ij); putting item i in block k changes it
   by sum_{j in k} (M - 2 N_ij), O(n) for all blocks at once.
-- ``kind = 1`` VI, from the draws through per-draw contingency counts
+- ``kind = 1`` from the draws (VI, or Binder with f(x) = x (x - 1) / 2, the
+  pairs in a block, so g(x) = x and no n x n matrix; the deltas equal kind 0's) through per-draw contingency counts
   cnt[m, l, k] = |C_k ∩ Z_l^(m)| kept incrementally:
   L = M sum_k f(|C_k|) - 2 sum_m sum_kl f(cnt[m, l, k]) with f(x) = x log x, and
   putting item i in block k changes it by
@@ -32,42 +35,70 @@ f(x) = x log x / n). The kernel works with M times the loss, up to constants:
   item i from one cache line per draw: O(M K) per item. This is the expected VI
   itself, computed from the draws, not the Wade–Ghahramani lower bound.
 
-Empty candidate blocks change L by 0 (g(0) = 0). A move is taken only when it
+Items with the same label in every draw may be searched as one weighted item
+(``item_w``; kind 1): any partition with such items in different blocks is
+improved by moving one of them to the other's block (for i, j alike, in blocks A
+and B, the two moves change L by amounts summing to M (D(a) + D(b)) -
+2 sum_m w_m (D(n_A^m) + D(n_B^m)) < 0, D(x) = f(x + 2) - 2 f(x + 1) + f(x) > 0
+decreasing, n^m <= the block sizes a, b), so every local optimum of the item moves
+keeps them together; a group of w items joining block k changes L by
+M (f(|C_k| + w) - f(|C_k|)) - 2 sum_m (f(cnt + w) - f(cnt)) and opening a block by
+-M f(w). This grouping is ours, not the paper's: it shortens every scan by the
+factor n / (number of distinct item rows).
+
+Empty candidate blocks change L by 0 for a single item (g(0) = 0).
+
+Compile units: the allocation, the sweetening and the zealous update are routines
+(compiled once and linked), so the entry holds one copy of each (inlined, the zealous
+update's second call site tripled the entry's compile time). A move is taken only when it
 lowers L by more than a tolerance, so scans terminate and ties keep the current
 block.
 """
 
 import numpy as np
 
-from pymc_partitions.kernels._jit import entry, primitive
+from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.random import bounded, shuffle, uniform
 
 
 @primitive
-def _add(i, k, c, size, labels_t, cnt, kind):
+def _add(i, k, c, size, labels_t, item_w, cnt, kind):
+    """Put item i (``item_w[i]`` items with the same labels in every draw) in block k."""
+    w = item_w[i]
     c[i] = k
-    size[k] += 1
+    size[k] += w
     if kind == 1:
         for m in range(labels_t.shape[1]):
-            cnt[m, labels_t[i, m], k] += 1
+            cnt[m, labels_t[i, m], k] += w
 
 
 @primitive
-def _remove(i, c, size, labels_t, cnt, kind):
+def _remove(i, c, size, labels_t, item_w, cnt, kind):
+    w = item_w[i]
     k = c[i]
     c[i] = -1
-    size[k] -= 1
+    size[k] -= w
     if kind == 1:
         for m in range(labels_t.shape[1]):
-            cnt[m, labels_t[i, m], k] -= 1
+            cnt[m, labels_t[i, m], k] -= w
     return k
 
 
 @primitive
-def _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab):
+def _empty_delta(i, kind, n_draws, item_w, ftab):
+    """Change of M * loss when unallocated item i opens a block: M f(w) - 2 M f(w) for
+    a group of w items, 0 for one item (f(1) = 0)."""
+    w = item_w[i]
+    if kind == 0 or w == 1:
+        return 0.0
+    return -n_draws * ftab[w]
+
+
+@primitive
+def _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab):
     """Change of M * loss when unallocated item i joins block k."""
     if size[k] == 0:
-        return 0.0
+        return _empty_delta(i, kind, n_draws, item_w, ftab)
     if kind == 0:
         total = 0.0
         for j in range(c.shape[0]):
@@ -75,15 +106,22 @@ def _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
                 total += n_draws - 2 * cocounts[i, j]
         return total
     total = 0.0
+    w = item_w[i]
+    if w == 1:
+        for m in range(labels_t.shape[1]):
+            total += weights[m] * gtab[cnt[m, labels_t[i, m], k]]
+        return n_draws * gtab[size[k]] - 2.0 * total
     for m in range(labels_t.shape[1]):
-        total += weights[m] * gtab[cnt[m, labels_t[i, m], k]]
-    return n_draws * gtab[size[k]] - 2.0 * total
+        x = cnt[m, labels_t[i, m], k]
+        total += weights[m] * (ftab[x + w] - ftab[x])
+    return n_draws * (ftab[size[k] + w] - ftab[size[k]]) - 2.0 * total
 
 
 @primitive
 def _choose(
-    i, prefer, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, max_blocks
-):
+    i, prefer, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
+    max_blocks,
+):  # fmt: skip
     """Best block for unallocated item i: returns (block, its delta, delta of ``prefer``).
 
     Candidates: every non-empty block, and one empty block while fewer than
@@ -103,22 +141,34 @@ def _choose(
         for k in range(kcap):
             if size[k] > 0:
                 top = k + 1
-        for m in range(labels_t.shape[1]):
-            row = labels_t[i, m]
-            w = weights[m]
+        w = item_w[i]
+        if w == 1:
+            for m in range(labels_t.shape[1]):
+                row = labels_t[i, m]
+                wm = weights[m]
+                for k in range(top):
+                    acc[k] += wm * gtab[cnt[m, row, k]]
             for k in range(top):
-                acc[k] += w * gtab[cnt[m, row, k]]
-        for k in range(top):
-            acc[k] = n_draws * gtab[size[k]] - 2.0 * acc[k]
+                acc[k] = n_draws * gtab[size[k]] - 2.0 * acc[k]
+        else:  # a group of w items: f(x + w) - f(x) in place of g(x)
+            for m in range(labels_t.shape[1]):
+                row = labels_t[i, m]
+                wm = weights[m]
+                for k in range(top):
+                    x = cnt[m, row, k]
+                    acc[k] += wm * (ftab[x + w] - ftab[x])
+            for k in range(top):
+                acc[k] = n_draws * (ftab[size[k] + w] - ftab[size[k]]) - 2.0 * acc[k]
     used = 0
     for k in range(kcap):
         if size[k] > 0:
             used += 1
+    empty = _empty_delta(i, kind, n_draws, item_w, ftab)
     best_k = prefer
     best = np.inf
     pref_val = 0.0
     if prefer >= 0:
-        pref_val = acc[prefer] if size[prefer] > 0 else 0.0
+        pref_val = acc[prefer] if size[prefer] > 0 else empty
         best = pref_val
     empty_seen = False
     for k in range(kcap):
@@ -128,7 +178,7 @@ def _choose(
             v = acc[k]
         elif not empty_seen and used < max_blocks and not (prefer >= 0 and size[prefer] == 0):
             empty_seen = True
-            v = 0.0
+            v = empty
         else:
             continue
         if best_k < 0 or v < best - 1e-12 * (abs(best) + n_draws):
@@ -137,9 +187,9 @@ def _choose(
     return best_k, best, pref_val
 
 
-@primitive
+@routine
 def _allocate(
-    items, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+    items, count, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
     max_blocks, loss,
 ):
     """Sequential allocation: add ``items[:count]`` (int64, unallocated) one at a time,
@@ -148,17 +198,17 @@ def _allocate(
     for t in range(count):
         i = items[t]
         k, v, _ = _choose(
-            i, -1, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+            i, -1, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
             max_blocks,
         )  # fmt: skip
-        _add(i, k, c, size, labels_t, cnt, kind)
+        _add(i, k, c, size, labels_t, item_w, cnt, kind)
         loss += v
     return loss
 
 
-@primitive
+@routine
 def _sweeten(
-    stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+    stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
     max_blocks, max_scans, loss,
 ):  # fmt: skip
     n = c.shape[0]
@@ -169,12 +219,12 @@ def _sweeten(
         changed = False
         for t in range(n):
             i = order[t]
-            k0 = _remove(i, c, size, labels_t, cnt, kind)
+            k0 = _remove(i, c, size, labels_t, item_w, cnt, kind)
             k, v, v0 = _choose(
-                i, k0, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+                i, k0, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
                 max_blocks,
             )  # fmt: skip
-            _add(i, k, c, size, labels_t, cnt, kind)
+            _add(i, k, c, size, labels_t, item_w, cnt, kind)
             loss += v - v0
             if k != k0:
                 changed = True
@@ -185,28 +235,47 @@ def _sweeten(
 
 @entry
 def salso_run(
-    kind, n_draws, cocounts, labels_t, weights, cnt, gtab, c, size, order, acc, saved, members,
+    kind, n_draws, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, c, size, order, acc, saved, members,
     max_blocks, p_seq, max_scans, max_zealous, stream, out_loss,
 ):  # fmt: skip
-    """One SALSO run; the result is left in ``c`` (block slots, not canonical).
+    """One SALSO run, or one more zealous update of a run; the result is left in ``c``
+    (block slots, not canonical).
 
-    kind : 0 Binder (uses ``cocounts``), 1 VI (uses ``labels_t``, ``cnt``, ``gtab``)
+    kind : 0 Binder (uses ``cocounts``), 1 from the draws (uses ``labels_t``, ``cnt``,
+        ``gtab``: VI, or Binder with g(x) = x)
     n_draws : M, float
-    cocounts : (n, n) int64 co-clustering counts N_ij (Binder; else any (1, 1))
+    cocounts : (n, n) int64 co-clustering counts N_ij (kind 0; else any (1, 1))
     labels_t : (n, U) int64 labels of the U distinct draws in [0, L), item-major
-        (VI; else (n, 1))
+        (kind 1; else (n, 1)); with ``item_w``, n "items" may be groups of items
+        with the same labels in every draw
+    item_w : (n,) int64 number of items each row stands for (all 1 for kind 0)
     weights : (U,) float64 multiplicity of each distinct draw (sums to M)
-    cnt : (U, L, max_blocks) uint16 (n < 65536) or int32 scratch (VI; else (1, 1, max_blocks))
-    gtab : (n + 2,) float64, g(x) = (x + 1) log(x + 1) - x log x
-    c : (n,) int64 result; size : (max_blocks,) int64 block sizes
+    cnt : (U, L, max_blocks) uint16 (n < 65536) or int32 (kind 1; else (1, 1, max_blocks));
+        kept between the calls of one run
+    gtab : (N + 2,) float64, g(x) = f(x + 1) - f(x): VI (x + 1) log(x + 1) - x log x,
+        Binder x (N items in all, the sum of ``item_w``)
+    ftab : (N + 2,) float64, f(x): VI x log x, Binder x (x - 1) / 2 (groups: the change
+        f(x + w) - f(x))
+    c : (n,) int64 result; size : (max_blocks,) int64 block sizes (kept between calls)
     order, saved, members : (n,) int64 scratch; acc : (max_blocks,) float64 scratch
     max_blocks : int >= 1; p_seq : probability of sequential allocation;
-    max_scans, max_zealous : ints
+    max_scans : int
+    max_zealous : >= 0, a whole run: steps 1-2 then up to ``max_zealous`` zealous
+        updates (step 3); -1: one zealous update of the run left in ``c``, ``size``,
+        ``cnt`` and ``out_loss`` by the previous call (so Python can stop a run
+        between updates; the same random stream as the whole run)
     stream : (4,) uint64, a :mod:`~pymc_partitions.kernels.random` stream, advanced in
         place (one stream serves successive runs)
-    out_loss : (1,) float64, M * loss up to a constant of the draws (to compare runs)
+    out_loss : (1,) float64, M * loss up to a constant of the draws (to compare runs),
+        read and written
     """
     n = c.shape[0]
+    if max_zealous < 0:
+        out_loss[0] = _zealous(
+            stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
+            saved, members, max_blocks, max_scans, out_loss[0],
+        )  # fmt: skip
+        return
     for i in range(n):
         c[i] = -1
     for k in range(size.shape[0]):
@@ -217,68 +286,115 @@ def salso_run(
                 for l in range(cnt.shape[2]):
                     cnt[k, m, l] = 0
     loss = 0.0
+    # 1. initial allocation
     if uniform(stream) < p_seq:
         for t in range(n):
             order[t] = t
         shuffle(stream, order, n)
         loss = _allocate(
-            order, n, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc,
+            order, n, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
             max_blocks, loss,
         )  # fmt: skip
     else:
         for i in range(n):
             k = bounded(stream, max_blocks)
-            v = _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab)
-            _add(i, k, c, size, labels_t, cnt, kind)
+            v = _delta(i, k, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab)
+            _add(i, k, c, size, labels_t, item_w, cnt, kind)
             loss += v
+    # 2. sweetening
     loss = _sweeten(
-        stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
+        stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
         max_blocks, max_scans, loss,
     )  # fmt: skip
+    # 3. zealous updates
     for _ in range(max_zealous):
-        used = 0
-        for k in range(size.shape[0]):
-            if size[k] > 0:
-                used += 1
-        pick = bounded(stream, used)
-        target = -1
-        for k in range(size.shape[0]):
-            if size[k] > 0:
-                if pick == 0:
-                    target = k
-                    break
-                pick -= 1
-        for i in range(n):
-            saved[i] = c[i]
-        before = loss
-        count = 0
-        for i in range(n):
-            if c[i] == target:
-                members[count] = i
-                count += 1
-        for t in range(count):
-            i = members[t]
-            _remove(i, c, size, labels_t, cnt, kind)
-            loss -= _delta(
-                i, target, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab
-            )
-        shuffle(stream, members, count)
-        loss = _allocate(
-            members, count, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab,
-            acc, max_blocks, loss,
+        loss = _zealous(
+            stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
+            saved, members, max_blocks, max_scans, loss,
         )  # fmt: skip
-        loss = _sweeten(
-            stream, kind, n_draws, c, size, cocounts, labels_t, weights, cnt, gtab, acc, order,
-            max_blocks, max_scans, loss,
-        )  # fmt: skip
-        if loss < before - 1e-9 * (abs(before) + n_draws):
-            continue
-        for i in range(n):
-            _remove(i, c, size, labels_t, cnt, kind)
-        for i in range(n):
-            _add(i, saved[i], c, size, labels_t, cnt, kind)
-        loss = before
     out_loss[0] = loss
+
+
+@routine
+def _zealous(
+    stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order, saved,
+    members, max_blocks, max_scans, loss,
+):  # fmt: skip
+    """One zealous update: destroy a random block, re-allocate its items sequentially in
+    random order, sweeten; keep it only if the loss went down. Returns the loss."""
+    n = c.shape[0]
+    used = 0
+    for k in range(size.shape[0]):
+        if size[k] > 0:
+            used += 1
+    pick = bounded(stream, used)
+    target = -1
+    for k in range(size.shape[0]):
+        if size[k] > 0:
+            if pick == 0:
+                target = k
+                break
+            pick -= 1
+    for i in range(n):
+        saved[i] = c[i]
+    before = loss
+    count = 0
+    for i in range(n):
+        if c[i] == target:
+            members[count] = i
+            count += 1
+    for t in range(count):
+        i = members[t]
+        _remove(i, c, size, labels_t, item_w, cnt, kind)
+        loss -= _delta(i, target, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab)
+    shuffle(stream, members, count)
+    loss = _allocate(
+        members, count, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab,
+        acc, max_blocks, loss,
+    )  # fmt: skip
+    loss = _sweeten(
+        stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
+        max_blocks, max_scans, loss,
+    )  # fmt: skip
+    if loss < before - 1e-9 * (abs(before) + n_draws):
+        return loss
+    for i in range(n):
+        _remove(i, c, size, labels_t, item_w, cnt, kind)
+    for i in range(n):
+        _add(i, saved[i], c, size, labels_t, item_w, cnt, kind)
+    return before
+
+
+@entry
+def draw_pair_counts(draws, item_w, table, out):
+    """Pairs of items together in both of two draws, for every pair of draws.
+
+    draws : (U, G) int64 labels in [0, L) of G items, or of G groups of items with the
+    same labels in every draw; item_w : (G,) int64 items in each group (ones for
+    items); table : (L, L) int64 scratch, all zero on entry and on exit; out : (U, U)
+    int64, written: out[d, m] = sum_kl C(n_kl, 2), n_kl = the number of items with
+    z^(d) = k and z^(m) = l (so out[d, d] counts the pairs of draw d).
+    Dahl's (2006) criterion from the draws, without the n x n matrix: with weights w
+    (multiplicities, sum M), M out[d, d] - 2 sum_m w_m out[d, m] equals
+    :func:`pair_weight_scores` of draw d. Each table is filled group by group and each
+    cell read and cleared the first time a group revisits it (as
+    :func:`~pymc_partitions.kernels.contingency.pair_sums`). Cost O(U^2 G / 2).
+    """
+    n_unique, n = draws.shape
+    for d in range(n_unique):
+        x = draws[d]
+        for m in range(d, n_unique):
+            y = draws[m]
+            for i in range(n):
+                table[x[i], y[i]] += item_w[i]
+            total = 0
+            for i in range(n):
+                cell = table[x[i], y[i]]
+                if cell > 0:
+                    total += cell * (cell - 1) // 2
+                    table[x[i], y[i]] = 0
+            out[d, m] = total
+            out[m, d] = total
 
 
 @entry
