@@ -48,8 +48,10 @@ Compile units (what every move follows; compile time is part of speed, measured 
    again at every level of nesting: an array-only helper is compiled once as a
    routine only where its code is large; a routine does not call routines of routines
    where one level does.
-   Two chains' identical pieces (a coupled item's conditional and placement) go
-   through a loop over the chains, not two call sites.
+   Not at any price: a loop over a coupled pair's two chains (one call site, X's or
+   Y's records selected per iteration) made the coupled sweep 2x slower, and one
+   shared loop for split-merge's moves back made its Gaussian update 3x slower; both
+   were measured and reverted (``benchmark_coupled.py``, ``benchmark_split_merge.py``).
 5. **Few entries per move.** Each entry compiles and re-optimises what it links once
    more; tests reach a move through the entry the step uses where they can, and a
    large piece that several entries need (the coupling draw, the OT plan) is a routine

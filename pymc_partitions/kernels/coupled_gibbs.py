@@ -152,9 +152,8 @@ def _forget_block(created, n_created, k):
         created[s] = created[s + 1]
 
 
-# One chain's part of an item's update (inlined, called in a loop over the two chains so
-# that numba types and lowers one copy; as routines, called with the params/stats records
-# by value, they made the sweep ~2x slower).
+# One chain's part of an item's update (inlined for both chains: as routines, called
+# with the params/stats records by value, they made the sweep ~2x slower).
 @primitive
 def _take_out(state, params, stats, data, i):
     return take_out(state, params, stats, data, i)
@@ -226,16 +225,21 @@ def _draw_pair(x, y, m_x, m_y, coupling, metric, eta, nugget, stream, sc, ws):
 
     The draw itself is :func:`.couplings.sample_pair`, a routine compiled once for
     every model (nothing in it depends on the component) and linked here; what is
-    inlined is only the reordering of the label-based couplings' options."""
+    inlined is only the reordering of the label-based couplings' options. One call
+    site, its arguments of one type (two call sites with an int ``eta`` and the float
+    nugget would compile the routine twice)."""
     if coupling == OT:
-        return sample_pair(coupling, sc.p, m_x, sc.q, m_y, sc.overlap, metric, nugget, stream,
-                           ws)
-    _to_label_order(x, sc.x_created, sc.p, m_x, sc.p_lab)
-    _to_label_order(y, sc.y_created, sc.q, m_y, sc.q_lab)
-    ra, rb = sample_pair(coupling, sc.p_lab, m_x, sc.q_lab, m_y, sc.overlap, metric, eta,
-                         stream, ws)
+        p, q, nugget_or_eta = sc.p, sc.q, nugget
+    else:
+        _to_label_order(x, sc.x_created, sc.p, m_x, sc.p_lab)
+        _to_label_order(y, sc.y_created, sc.q, m_y, sc.q_lab)
+        p, q, nugget_or_eta = sc.p_lab, sc.q_lab, 1.0 * eta
+    ra, rb = sample_pair(coupling, p, m_x, q, m_y, sc.overlap, metric, nugget_or_eta, stream,
+                         ws)
     if ra == NO_CHOICE:
         return NO_CHOICE, NO_CHOICE
+    if coupling == OT:  # OT's options are X's and Y's options already
+        return ra, rb
     return (_from_label_order(x, sc.x_created, ra, m_x),
             _from_label_order(y, sc.y_created, rb, m_y))
 
@@ -250,34 +254,18 @@ def coupled_item(x, y, prior_params, params, stats_x, stats_y, data, i, coupling
     nugget = eta if sc.info[DISTANCE] != 0 else 0.0
     # 1. Take i out of both chains.
     _take_out_both(x, y, params, stats_x, stats_y, data, i, sc)
-    # 2. The two Gibbs conditionals (options: active blocks in position order, new
-    #    last). A loop over the chains: one inlined copy of the conditional.
-    m_x = 0
-    m_y = 0
-    for c in range(2):
-        m = _weigh(x if c == 0 else y, prior_params, params, stats_x if c == 0 else stats_y,
-                   data, i, sc.log_wx if c == 0 else sc.log_wy)
-        if not _normalise(sc.log_wx if c == 0 else sc.log_wy, m, sc.p if c == 0 else sc.q):
-            return i
-        if c == 0:
-            m_x = m
-        else:
-            m_y = m
+    # 2. The two Gibbs conditionals (options: active blocks in position order, new last).
+    m_x = _weigh(x, prior_params, params, stats_x, data, i, sc.log_wx)
+    m_y = _weigh(y, prior_params, params, stats_y, data, i, sc.log_wy)
+    if not _normalise(sc.log_wx, m_x, sc.p) or not _normalise(sc.log_wy, m_y, sc.q):
+        return i
     # 3. Draw (a, b) from the coupling.
     a, b = _draw_pair(x, y, m_x, m_y, coupling, metric, eta, nugget, stream, sc, ws)
     if a == NO_CHOICE:
         return COUPLING_FAILED
     # 4. Put i into a in X and b in Y; table and distance follow.
-    kx = 0
-    ky = 0
-    for c in range(2):
-        k = _put_in(x if c == 0 else y, params, stats_x if c == 0 else stats_y, data, i,
-                    a if c == 0 else b, m_x if c == 0 else m_y,
-                    sc.x_created if c == 0 else sc.y_created)
-        if c == 0:
-            kx = k
-        else:
-            ky = k
+    kx = _put_in(x, params, stats_x, data, i, a, m_x, sc.x_created)
+    ky = _put_in(y, params, stats_y, data, i, b, m_y, sc.y_created)
     ax, ay = x.where[kx], y.where[ky]
     both = sc.overlap[ax, ay]
     # eq. 5 after minus before: (2a + 1) + (2b + 1) - 2 (2c + 1), sizes before adding
