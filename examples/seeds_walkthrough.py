@@ -37,7 +37,7 @@ import numpy as np
 import pymc as pm
 
 import pymc_partitions as pmp
-from pymc_partitions import compat
+from pymc_partitions import versions
 
 matplotlib.use("Agg")
 
@@ -97,7 +97,7 @@ def main(out="seeds_similarity.png", draws=1000, tune=500, chains=4, seed=2026):
 
     pmp.sample_block_parameters(idata, model, seed=1, group="point_estimate_blocks",
                                 partition=est.labels)
-    blocks = compat.group_dataset(idata, "point_estimate_blocks")["y_mu"]
+    blocks = versions.group_dataset(idata, "point_estimate_blocks")["y_mu"]
     print("\n4. Block means of the point estimate's five largest blocks, posterior mean (sd), "
           "standardised units:")
     names = seeds.extra["feature_names"]

@@ -19,10 +19,14 @@ any executor, the naive-parallel baseline ``pmp.naive_estimates``, built-in func
 Importing the package is light: ``import pymc_partitions.kernels`` (the numba
 kernels) loads numba and NumPy only, and so does what the worker processes of the
 unbiased runners import (:mod:`.unbiased.worker`). The PyMC-facing API
-(:mod:`._api`) is imported, and PyMC's step registry and other patches installed
-(:mod:`.compat`), on the first use of a public name (``pmp.CRP``), or when a model
-creates a partition variable; PEP 562 module ``__getattr__``.
+(:mod:`._api`) is imported, and the hooks installed (:mod:`.hooks`: PyMC's step
+registry and every other change made to PyMC / PyTensor), on the first use of a public
+name (``pmp.CRP``), or when a model creates a partition variable; PEP 562 module
+``__getattr__``. This module is the only importer of :mod:`.hooks`; stack differences
+are in :mod:`.versions`.
 """
+
+from pymc_partitions import _lazy
 
 __version__ = "0.1.0"
 
@@ -93,6 +97,28 @@ __all__ = [
 ]
 
 
+_hooks_installed = False
+
+
+def _load_api():
+    """Import the PyMC-facing API (:mod:`._api`) and, once, install the hooks
+    (:func:`pymc_partitions.hooks.install`); returns the API module. Also called, through
+    :func:`pymc_partitions._lazy.load_api`, when a model creates a partition variable."""
+    global _hooks_installed
+    import importlib
+
+    _api = importlib.import_module(f"{__name__}._api")
+    if not _hooks_installed:
+        _hooks_installed = True
+        from pymc_partitions import hooks
+
+        hooks.install()
+    return _api
+
+
+_lazy.set_api_loader(_load_api)
+
+
 def __getattr__(name):
     # Loads the PyMC-facing parts once and makes every public name a module global,
     # so this runs only for names not there yet.
@@ -100,14 +126,14 @@ def __getattr__(name):
     import importlib.util
 
     # Only the public names load the API. A submodule (``pmp.distributions``, or
-    # ``from pymc_partitions import compat`` inside the package) is imported alone:
+    # ``from pymc_partitions import versions`` inside the package) is imported alone:
     # loading the API from the middle of a submodule's import would be an import cycle.
     if name not in __all__:
         if importlib.util.find_spec(f"{__name__}.{name}") is not None:
             return importlib.import_module(f"{__name__}.{name}")
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    _api = importlib.import_module(f"{__name__}._api")
+    _api = _load_api()
 
     namespace = globals()
     for key in __all__:

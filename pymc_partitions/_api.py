@@ -1,9 +1,9 @@
 """The PyMC-facing API of the package, imported on first use of ``pmp.<name>``
 (see the package docstring): the distributions, step methods, analysis and
-unbiased estimators, and the installation of the PyMC patches."""
+unbiased estimators. The package ``__init__`` installs the hooks after importing it."""
 
 
-from pymc_partitions import compat, datasets, plots, unbiased
+from pymc_partitions import datasets, plots, unbiased
 from pymc_partitions.analysis import (
     CredibleBall,
     PointEstimate,
@@ -67,8 +67,3 @@ from pymc_partitions.unbiased import (
     naive_estimates,
     unbiased_estimate,
 )
-
-# Every change made to PyMC / PyTensor at import is one entry of compat.PATCHES
-# (step registration, label-invariant convergence checks, initvals checks, quiet
-# object-mode notices for our ops): see the compat module docstring.
-compat.install_patches()

@@ -4,6 +4,11 @@ Used by the subpackages whose modules import PyMC (``step_methods``, ``unbiased`
 that a worker process or the kernels can import a PyMC-free module of theirs without
 loading every step. (The top-level package has its own ``__getattr__``: it loads the
 whole API at once and installs PyMC's hooks.)
+
+Also :func:`load_api`: a partition variable needs the whole API loaded and the hooks
+installed (our steps in PyMC's registry) even when the user imported submodules only.
+The package ``__init__`` registers how (:func:`set_api_loader`), so the distributions
+layer calls it without importing the package above it.
 """
 
 import importlib
@@ -34,3 +39,20 @@ def lazy_names(namespace, names):
         return sorted({*namespace, *namespace.get("__all__", ())})
 
     return __getattr__, __dir__
+
+
+_api_loader = None
+
+
+def set_api_loader(loader):
+    """Register the function :func:`load_api` calls (the package ``__init__`` does)."""
+    global _api_loader
+    _api_loader = loader
+
+
+def load_api():
+    """Load the package's PyMC-facing API and install its hooks, once (a no-op after
+    the first call; the package ``__init__`` registered the loader when it ran, which
+    is before any submodule)."""
+    if _api_loader is not None:
+        _api_loader()

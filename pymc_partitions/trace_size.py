@@ -7,7 +7,7 @@ the peak: PyMC's NumPy trace also holds the tuning draws until the end, and
 of peak memory per stored draw, issue 33). Labels are kept as they are (int64, the
 variable's dtype, which ArviZ, ``pm.sample_posterior_predictive`` and the analysis
 functions read); instead :func:`check_trace_size`, called by ``pm.sample`` before
-the first draw (the ``sample_checks`` entry of :mod:`pymc_partitions.compat`),
+the first draw (the hook :mod:`pymc_partitions.hooks.sample_checks`),
 warns with the estimate and what to do when it exceeds :data:`WARN_BYTES` or half of
 the available memory:
 
@@ -67,11 +67,11 @@ def _default_chains(cores):
 def stored_partitions(model, var_names):
     """(name, n) of the partition variables ``pm.sample`` stores: all of them unless
     ``var_names`` leaves them out."""
-    from pymc_partitions.compat import _partition_rvs
+    from pymc_partitions.distributions.model_terms import partition_rvs
     from pymc_partitions.distributions.partition import partition_size
 
     out = []
-    for rv in _partition_rvs(model):
+    for rv in partition_rvs(model):
         if var_names is not None and rv.name not in var_names:
             continue
         n = partition_size(rv)

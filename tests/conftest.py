@@ -5,7 +5,7 @@ from pathlib import Path
 import pytensor
 import pytest
 
-from pymc_partitions.compat import small_function_mode
+from pymc_partitions.versions import small_function_mode
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -20,7 +20,7 @@ if not os.environ.get("PMP_DATA_DIR") and _SHARED_DATA.is_dir():
 def _small_function_mode(request):
     """PyTensor 3 compiles every function with numba by default, tens of seconds per
     reference graph; the tests compile theirs (and most models) with the C VM the
-    steps already use for small functions (``compat.small_function_mode``).
+    steps already use for small functions (``versions.small_function_mode``).
     Tests marked ``default_backend`` (all of test_step.py) keep PyMC's default, so
     PyMC 6's own path stays covered. PyTensor 2: no change (the C VM is its default)."""
     mode = small_function_mode()

@@ -44,7 +44,7 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import ancestors
+from pymc_partitions.versions import ancestors
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.kernels.components import add, log_pred
 from pymc_partitions.kernels.errors import check_item

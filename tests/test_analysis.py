@@ -13,7 +13,7 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import posterior_dataset
+from pymc_partitions.versions import posterior_dataset
 
 # ---------------------------------------------------------------- definitions
 

@@ -13,7 +13,7 @@ import pytest
 from helpers import assert_exact, binary_data, sample, two_groups
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import posterior_dataset
+from pymc_partitions.versions import posterior_dataset
 
 N = 6
 # Dispersed starts: ARM alone moves only where two chains' histories differ.

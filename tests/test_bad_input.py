@@ -25,7 +25,7 @@ import xarray as xr
 from helpers import coupled_idata
 
 import pymc_partitions as pmp
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.step_methods.target import PartitionModelError
 
 N = 4
@@ -645,7 +645,7 @@ def trace_model():
         pm.Poisson("counts", 3.0, shape=N)  # an integer vector that is not a partition
         pmp.CollapsedNormal("y", partition=z, observed=REAL)
         prior = pm.sample_prior_predictive(draws=6, random_seed=rng)
-    idata = compat.add_group(prior, "posterior", compat.group_dataset(prior, "prior"))
+    idata = versions.add_group(prior, "posterior", versions.group_dataset(prior, "prior"))
     return model, idata
 
 
@@ -957,15 +957,15 @@ ALLOWED = [
     pytest.param(lambda: pmp.canonicalize(np.zeros((0, 3), int)), lambda: np.zeros((0, 3), int),
                  id="canonicalize-no-draws"),
     # A posterior Dataset or a DataArray of draws stands for the trace.
-    pytest.param(lambda: pmp.similarity_matrix(compat.posterior_dataset(TRACE), var_name="z"),
+    pytest.param(lambda: pmp.similarity_matrix(versions.posterior_dataset(TRACE), var_name="z"),
                  lambda: pmp.similarity_matrix(TRACE, var_name="z"), id="posterior-Dataset"),
-    pytest.param(lambda: pmp.similarity_matrix(compat.posterior_dataset(TRACE)["z"]),
+    pytest.param(lambda: pmp.similarity_matrix(versions.posterior_dataset(TRACE)["z"]),
                  lambda: pmp.similarity_matrix(TRACE, var_name="z"), id="DataArray-draws"),
     # One likelihood name as a string, as ArviZ's var_names.
-    pytest.param(lambda: compat.group_dataset(
+    pytest.param(lambda: versions.group_dataset(
                      pmp.sample_block_parameters(TRACE, MODEL, var_names="y", seed=1),
                      "block_parameters")["y_mu"].values,
-                 lambda: compat.group_dataset(
+                 lambda: versions.group_dataset(
                      pmp.sample_block_parameters(TRACE, MODEL, var_names=["y"], seed=1),
                      "block_parameters")["y_mu"].values, id="var_names-str"),
     # The model in context stands for model=None.

@@ -16,7 +16,7 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 import pymc_partitions as pmp
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.analysis.block_parameters import draw_block_parameters
 from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihoodRV,
@@ -101,13 +101,13 @@ def normal_fit():
 
 
 def _posterior(idata, name):
-    return np.asarray(compat.posterior_dataset(idata)[name].values)
+    return np.asarray(versions.posterior_dataset(idata)[name].values)
 
 
 def test_block_parameters_group(normal_fit):
     model, idata = normal_fit
     pmp.sample_block_parameters(idata, model, seed=4)
-    bp = compat.group_dataset(idata, "block_parameters")
+    bp = versions.group_dataset(idata, "block_parameters")
     mu, sizes = bp["y_mu"].values, bp["z_block_size"].values
     assert bp["y_mu"].dims == ("chain", "draw", "z_block", "y_mu_dim_0")
     labels, sigma = _posterior(idata, "z"), _posterior(idata, "sigma")
@@ -137,7 +137,7 @@ def test_block_parameters_group(normal_fit):
     summary = az.summary(idata, group="block_parameters", var_names=["y_mu"])
     assert len(summary) == k.max()
     pmp.sample_block_parameters(idata, model, seed=5)
-    assert not np.array_equal(compat.group_dataset(idata, "block_parameters")["y_mu"].values, mu,
+    assert not np.array_equal(versions.group_dataset(idata, "block_parameters")["y_mu"].values, mu,
                               equal_nan=True)
 
 
@@ -145,7 +145,7 @@ def test_block_parameters_given_one_partition(normal_fit):
     model, idata = normal_fit
     fixed = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 0, 1])
     pmp.sample_block_parameters(idata, model, seed=6, group="fixed", partition=fixed)
-    bp = compat.group_dataset(idata, "fixed")
+    bp = versions.group_dataset(idata, "fixed")
     assert np.all(bp["z_block_size"].values == [4, 4, 4])
     mu = bp["y_mu"].values[..., 0].reshape(-1, 3)
     sigma = _posterior(idata, "sigma").ravel()
@@ -211,7 +211,7 @@ def test_predictive_density_beta_bernoulli():
             dens += w * np.prod(np.where(cube == 1, p1, 1 - p1), axis=1)
     np.testing.assert_allclose(got, np.log(dens / len(labels)), rtol=1e-10)
     pmp.sample_block_parameters(idata, model, seed=8)
-    theta = compat.group_dataset(idata, "block_parameters")["y_theta"].values
+    theta = versions.group_dataset(idata, "block_parameters")["y_theta"].values
     assert theta.shape[-1] == 3 and np.nanmin(theta) > 0 and np.nanmax(theta) < 1
 
 

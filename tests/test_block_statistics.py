@@ -25,7 +25,7 @@ import pytensor.tensor as pt
 import pytest
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import small_function_mode
+from pymc_partitions.versions import small_function_mode
 from pymc_partitions.distributions import statistics
 
 N = 24

@@ -47,7 +47,7 @@ Exceptions:
 
 Compilation modes (:func:`full_mode`): the all-free D = 3 case of each likelihood
 (its largest graph) compiles in the suite's real mode, PyTensor's default on
-PyTensor 2 and the C VM on PyTensor 3 (``compat.small_function_mode``, as the rest
+PyTensor 2 and the C VM on PyTensor 3 (``versions.small_function_mode``, as the rest
 of the suite; ``PMP_COMPILE_DEFAULT_BACKEND=1`` for PyMC 6's default numba
 backend); the others in ``FAST_COMPILE``. The loop sat in PyMC's pre-gradient
 rewrites (``rewrite_pregrad``), which run before and whatever the compilation mode,
@@ -220,7 +220,7 @@ def run_case(likelihood, d, free, vector):
     import pymc as pm
 
     import pymc_partitions as pmp
-    from pymc_partitions.compat import posterior_dataset
+    from pymc_partitions.versions import posterior_dataset
 
     report = {"likelihood": likelihood, "case": case_name(d, free, vector)}
     full = full_mode(likelihood, d, free, vector)
@@ -267,7 +267,7 @@ def _mode(full):
     if not full:
         return "FAST_COMPILE"
     if os.environ.get("PMP_COMPILE_DEFAULT_BACKEND") != "1":
-        from pymc_partitions.compat import small_function_mode
+        from pymc_partitions.versions import small_function_mode
 
         return small_function_mode() or pytensor.config.mode
     return pytensor.config.mode

@@ -8,7 +8,7 @@ import pytest
 from helpers import binary_data, exact_posterior, judge, normal_model
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import group_dataset
+from pymc_partitions.versions import group_dataset
 from pymc_partitions.kernels import coupled_gibbs as cg
 from pymc_partitions.kernels import coupled_split_merge as csm
 from pymc_partitions.kernels import split_merge, summarise

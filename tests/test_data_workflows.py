@@ -19,8 +19,8 @@ import pytest
 import xarray as xr
 
 import pymc_partitions as pmp
-from pymc_partitions import compat
-from pymc_partitions.compat import ancestors
+from pymc_partitions import versions
+from pymc_partitions.versions import ancestors
 from pymc_partitions.distributions.relational import _irm_block_counts
 
 N = 20
@@ -50,7 +50,7 @@ def _quiet_sample(model, draws=40, tune=20, chains=1, **kwargs):
 
 
 def _co_clustered(idata, i, j):
-    z = np.asarray(compat.posterior_dataset(idata)["z"].values)
+    z = np.asarray(versions.posterior_dataset(idata)["z"].values)
     return float(np.mean(z[..., i] == z[..., j]))
 
 
@@ -89,9 +89,9 @@ def test_set_data_same_n_gives_the_new_posterior():
     # block and tunes for only 20 iterations).
     assert _co_clustered(after, 0, N - 1) > 0.9
     assert _co_clustered(after, 0, N // 2) < 0.1
-    post = compat.posterior_dataset(after)
+    post = versions.posterior_dataset(after)
     last = np.asarray(post["z"].values)[0, -1]
-    log_joint = float(compat.group_dataset(after, "sample_stats")["log_joint"].values[0, -1])
+    log_joint = float(versions.group_dataset(after, "sample_stats")["log_joint"].values[0, -1])
     assert np.isclose(log_joint, _reference_logp(new, last), rtol=1e-8)
 
 
@@ -182,7 +182,7 @@ def _replicates(model, labels, name="y", seed=0):
         warnings.simplefilter("ignore")
         pp = pm.sample_posterior_predictive(_fixed_partition_posterior(labels), var_names=[name],
                                             random_seed=seed, progressbar=False)
-    return np.asarray(compat.group_dataset(pp, "posterior_predictive")[name].values)[0]
+    return np.asarray(versions.group_dataset(pp, "posterior_predictive")[name].values)[0]
 
 
 def _blocks(labels):
@@ -298,7 +298,7 @@ def test_prior_predictive_keeps_prior_block_parameters():
     with model, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         prior = pm.sample_prior_predictive(300, random_seed=3)
-    y = np.asarray(compat.group_dataset(prior, "prior_predictive")["y"].values)
+    y = np.asarray(versions.group_dataset(prior, "prior_predictive")["y"].values)
     assert abs(y.mean()) < 2.0 and 4.0 < y.std() < 6.0
 
 
@@ -317,7 +317,7 @@ def test_posterior_predictive_of_a_fit_and_its_density():
         warnings.simplefilter("ignore")
         pm.sample_posterior_predictive(idata, random_seed=2, progressbar=False,
                                        extend_inferencedata=True)
-    reps = np.asarray(compat.group_dataset(idata, "posterior_predictive")["y"].values)[..., 0]
+    reps = np.asarray(versions.group_dataset(idata, "posterior_predictive")["y"].values)[..., 0]
     for idx, centre in ((LABELS == 0, -5.0), (LABELS == 1, 5.0)):
         assert np.all(np.abs(reps[..., idx] - y[idx].mean()) < 2.0), centre
     np.testing.assert_allclose(pmp.posterior_predictive_density(idata, model, x_new), density)

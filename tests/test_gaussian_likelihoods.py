@@ -18,7 +18,7 @@ from helpers import (
 )
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import small_function_mode
+from pymc_partitions.versions import small_function_mode
 from pymc_partitions.kernels import (
     assign_labels,
     gibbs,

@@ -27,7 +27,7 @@ from pymc.step_methods.compound import Competence, CompoundStep
 from scipy.special import expit
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import group_dataset
+from pymc_partitions.versions import group_dataset
 from pymc_partitions.kernels import assign_labels, new_state
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.distributions.statistics import block_moments, block_sums, compact_labels

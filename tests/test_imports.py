@@ -1,12 +1,18 @@
 """What importing the package costs: the kernels without PyMC, the PyMC-facing API
-(and PyMC's step registry and patches) on first use (``pymc_partitions/__init__.py``);
-the worker side of the unbiased runners without PyMC (``unbiased/worker.py``, the lazy
-``step_methods`` and ``unbiased`` packages)."""
+(and the hooks: PyMC's step registry and the other changes) on first use
+(``pymc_partitions/__init__.py``); the worker side of the unbiased runners without PyMC
+(``unbiased/worker.py``, the lazy ``step_methods`` and ``unbiased`` packages); and the
+import contracts of ``pyproject.toml`` (layers, no cycles, kernels without PyMC, hooks
+imported by the package ``__init__`` only), checked by import-linter's ``lint-imports``."""
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository: pyproject.toml, pymc_partitions/
 
 
 def _run(code):
@@ -110,7 +116,7 @@ def test_a_model_built_from_submodules_registers_the_steps():
                                     "pymc_partitions.unbiased.runner",
                                     "pymc_partitions.analysis"])
 def test_a_submodule_imports_first(module):
-    """Regression: ``from pymc_partitions import compat`` inside a submodule imported
+    """Regression: ``from pymc_partitions import compat`` (now ``versions``) inside a submodule imported
     first (``examples/benchmark_pbc.py`` imports the PBC step module directly) went to
     the package's ``__getattr__``, which loaded the whole API from the middle of that
     import: a circular ImportError."""
@@ -128,3 +134,62 @@ def test_unknown_name_is_an_attribute_error():
 
     with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
         pmp.NoSuchThing  # noqa: B018
+
+
+def _lint_imports(cwd, pythonpath):
+    """Run ``lint-imports`` (import-linter, in the ``test`` extra) from ``cwd`` on its
+    ``pyproject.toml``, analysing the package found on ``pythonpath``."""
+    exe = Path(sys.executable).with_name("lint-imports")
+    if not exe.exists():
+        exe = shutil.which("lint-imports")
+    assert exe is not None, (
+        "lint-imports not found beside this Python: pip install import-linter "
+        "(it is in the package's test extra: pip install '.[test]')")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run([str(exe), "--no-cache", "--no-logo"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_import_contracts_are_kept():
+    """``lint-imports`` on the repository's contracts (``[tool.importlinter]`` in
+    ``pyproject.toml``): exit 0, every contract KEPT."""
+    out = _lint_imports(ROOT, ROOT)
+    assert out.returncode == 0, f"lint-imports failed:\n{out.stdout}\n{out.stderr}"
+    assert "0 broken" in out.stdout, out.stdout
+
+
+def test_import_contracts_fail_when_violated(tmp_path):
+    """Negative control: the same contracts on a copy of the package into which one
+    import per contract is written break every contract, each naming the import."""
+    shutil.copytree(ROOT / "pymc_partitions", tmp_path / "pymc_partitions",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    pkg = tmp_path / "pymc_partitions"
+    injected = {
+        # a layer importing one above it (and so a cycle between the two packages)
+        "distributions/model_terms.py": "import pymc_partitions.step_methods.base\n",
+        # a kernel importing PyTensor
+        "kernels/errors.py": "import pytensor\n",
+        # a layer importing a hook
+        "analysis/distances.py": "import pymc_partitions.hooks.step_registry\n",
+        # a cycle inside step_methods (gibbs imports base)
+        "step_methods/base.py": "import pymc_partitions.step_methods.gibbs\n",
+    }
+    for path, line in injected.items():
+        text = (pkg / path).read_text()
+        (pkg / path).write_text(text + "\n" + line)
+    out = _lint_imports(tmp_path, tmp_path)
+    assert out.returncode != 0, out.stdout
+    text = " ".join(out.stdout.split())
+    for name in ("Layers: each imports only those below it (so no cycle between them)",
+                 "The kernels import neither PyMC nor PyTensor (numba and NumPy only)",
+                 "Nothing imports the hooks but the package __init__",
+                 "No import cycle between the modules of any package"):
+        assert f"{name} BROKEN" in text, text
+    for culprit in ("pymc_partitions.distributions.model_terms -> "
+                    "pymc_partitions.step_methods.base",
+                    "pymc_partitions.kernels.errors -> pytensor",
+                    "pymc_partitions.analysis.distances -> pymc_partitions.hooks.step_registry",
+                    "No cycles are allowed in pymc_partitions.step_methods"):
+        assert culprit in text, (culprit, text)

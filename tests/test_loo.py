@@ -29,7 +29,7 @@ from helpers import KernelChain, exact_posterior, sample
 from scipy.special import logsumexp
 
 import pymc_partitions as pmp
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.analysis.loo import _has_group
 from pymc_partitions.kernels.components import add, log_pred, remove
 
@@ -392,11 +392,11 @@ def test_psis_loo_matches_exact_elpd():
         "z_i fixed": _conditional_terms(model, labels, in_sample=False),
         "in-sample": _conditional_terms(model, labels, in_sample=True),
     }
-    ll = compat.group_dataset(idata, "log_likelihood")
+    ll = versions.group_dataset(idata, "log_likelihood")
     for name, values in controls.items():
         ll[name] = xr.DataArray(np.asarray(values), dims=joint.dims if name == "joint"
                                 else ll["y"].dims)
-    compat.add_group(idata, "log_likelihood", ll)
+    versions.add_group(idata, "log_likelihood", ll)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pareto k warnings of the controls
         off = {name: _loo(idata, name) for name in controls}
@@ -427,14 +427,14 @@ def test_pymc_compute_log_likelihood_gives_the_terms():
         warnings.simplefilter("ignore", FutureWarning)  # PyMC 6 deprecates idata_kwargs
         idata = sample(model, draws=30, chains=2, tune=30,
                        idata_kwargs={"log_likelihood": True})
-    got = compat.group_dataset(idata, "log_likelihood")
+    got = versions.group_dataset(idata, "log_likelihood")
     assert got["y"].dims == ("chain", "draw", "y_dim_0")
     assert got["w"].dims == ("chain", "draw", "w_dim_0")
     ours = pmp.compute_log_likelihood(idata, model, extend_inferencedata=False)
     np.testing.assert_allclose(got["y"].values, ours["y"].values, rtol=1e-12)
     # Extending an existing group replaces y and keeps the other variables.
     pmp.compute_log_likelihood(idata, model)
-    assert sorted(compat.group_dataset(idata, "log_likelihood").data_vars) == ["w", "y"]
+    assert sorted(versions.group_dataset(idata, "log_likelihood").data_vars) == ["w", "y"]
     sig = np.asarray(idata["posterior"]["sigma"].values)[..., None]
     w_ref = -0.5 * (np.array([0.3, -0.5]) / sig) ** 2 - np.log(sig) - 0.5 * np.log(2 * np.pi)
     np.testing.assert_allclose(got["w"].values, w_ref, rtol=1e-10)

@@ -419,7 +419,7 @@ def test_block_parameters_group():
 def test_alpha_by_nuts_is_exact_without_the_gm_term(monkeypatch):
     """NUTS on alpha: with the GM term's log density unavailable (forced here by
     lowering MAX_EXACT_ITEMS below n = 4, as it is above 7 items), the gradient step
-    leaves the term out (compat entry gradient_logp) and the joint draws are still
+    leaves the term out (hook gradient_logp) and the joint draws are still
     exact; the exact posterior is computed before, with the term available."""
     model = gm_model(alpha="gamma")
     grids = {"alpha_log__": np.linspace(-9.0, 4.0, 500)}
@@ -435,10 +435,10 @@ def test_alpha_by_nuts_is_exact_without_the_gm_term(monkeypatch):
 
 
 def test_gradient_logp_keeps_terms_that_depend_on_the_moved_variables():
-    from pymc_partitions import compat
+    from pymc_partitions.distributions.model_terms import unavailable_logp_terms
 
     model = gm_model(alpha="gamma")
-    assert compat.unavailable_logp_terms(model) == []  # n = 4: available
+    assert unavailable_logp_terms(model) == []  # n = 4: available
     rng = np.random.default_rng(1)
     big = np.full((8, 9), PAD, dtype=np.int64)
     for i in range(8):
@@ -447,10 +447,10 @@ def test_gradient_logp_keeps_terms_that_depend_on_the_moved_variables():
         alpha = pm.Gamma("alpha", 2.0, 2.0)
         z = pmp.CRP("z", alpha=alpha, n=8)
         pmp.GeneralizedMallows("y", partition=z, nu=1.0, r=1.0, observed=big, n_items=9)
-    dropped = compat.unavailable_logp_terms(model)
+    dropped = unavailable_logp_terms(model)
     assert [rv.name for rv, _ in dropped] == ["y"] and "n = 9" in dropped[0][1]
     # a term whose inputs depend on the moved variable is never dropped
-    assert compat.unavailable_logp_terms(model, [model["z"]]) == []
+    assert unavailable_logp_terms(model, [model["z"]]) == []
 
 
 def _potential_model(n_items):

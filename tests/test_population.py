@@ -19,7 +19,8 @@ from helpers import assert_exact, binary_data, two_groups
 from pymc.step_methods.arraystep import PopulationArrayStepShared
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import WorkerFailure, group_dataset
+from pymc_partitions.step_methods.worker_failure import WorkerFailure
+from pymc_partitions.versions import group_dataset
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.step_methods.chain_state import copy_into
 from pymc_partitions.step_methods.population import PopulationStep
@@ -177,7 +178,7 @@ def test_one_chain_is_refused_unless_the_step_allows_it():
 @pytest.mark.parametrize("cores", [1, 2])
 def test_an_exception_in_a_chain_reaches_the_caller(cores):
     """PyMC's worker would log the exception and exit, and pm.sample would raise a bare
-    EOFError; the compat patch sends it back: the same exception type and message,
+    EOFError; the population_worker_errors hook sends it back: the same exception type and message,
     with the chain and the worker's traceback in a note."""
     with pytest.raises(pmp.ImpossibleConditionalError, match="boom in chain 1") as info:
         run(normal_model(), Boom, chains=2, cores=cores, draws=10)

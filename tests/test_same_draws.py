@@ -24,7 +24,7 @@ import pytest
 from helpers import binary_data, two_groups
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import group_dataset
+from pymc_partitions.versions import group_dataset
 
 PAD = -1
 RECORD = os.environ.get("PMP_RECORD_SAME_DRAWS") == "1"

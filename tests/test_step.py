@@ -6,7 +6,7 @@ import pytest
 from pymc.step_methods.compound import Competence
 
 import pymc_partitions as pmp
-from pymc_partitions.compat import posterior_dataset
+from pymc_partitions.versions import posterior_dataset
 
 pytestmark = pytest.mark.default_backend  # PyMC's own compilation path (numba on PyMC 6)
 

@@ -58,5 +58,5 @@ def test_pm_sample_warns_before_the_first_draw(monkeypatch):
         warnings.simplefilter("error", TraceSizeWarning)
         idata = pm.sample(model=model, draws=5, tune=2, chains=2, cores=1, progressbar=False,
                           random_seed=1, var_names=["alpha", "z_n_clusters", "z_entropy"])
-    posterior = pmp.compat.posterior_dataset(idata)
+    posterior = pmp.versions.posterior_dataset(idata)
     assert "z" not in posterior and posterior["z_n_clusters"].shape == (2, 5)

@@ -25,7 +25,7 @@ import xarray as xr
 from helpers import coupled_idata
 
 import pymc_partitions as pmp
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.analysis.block_parameters import log_predictive_of_partition
 from pymc_partitions.distributions.collapsed import collapsed_normal
 from pymc_partitions.distributions.partition import crp as crp_op
@@ -485,8 +485,8 @@ def test_estimate_from_coupled_gibbs_sampling():
     h = pmp.unbiased.co_clustering(0, 1)
     est = pmp.unbiased_estimate(idata, "z", h, burn_in=2, m=6)
     assert est.n_pairs == 4 and est.n_censored == 0
-    x = compat.group_dataset(idata, "posterior")["z"].values
-    stats = compat.group_dataset(idata, "sample_stats")
+    x = versions.group_dataset(idata, "posterior")["z"].values
+    stats = versions.group_dataset(idata, "sample_stats")
     y = stats["coupled_labels"].values
     for c in range(4):
         tau = int(stats["meeting_sweep"].values[c, -1])

@@ -11,7 +11,7 @@ which says how to convert it.
 import numpy as np
 import xarray as xr
 
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.partitions import as_labels
 
 
@@ -65,7 +65,7 @@ def _is_trace(obj):
 
 def _has_posterior(obj):
     try:
-        compat.posterior_dataset(obj)
+        versions.posterior_dataset(obj)
     except (KeyError, TypeError, AttributeError, IndexError, ValueError):
         return False
     return True
@@ -84,7 +84,7 @@ def posterior_of(obj, owner, arg="idata", allow_dataset=True, allow_multitrace=T
             raise multitrace_refusal(owner, arg)
         return multitrace_posterior(obj, owner, arg)
     if _is_trace(obj):
-        return compat.posterior_dataset(obj)
+        return versions.posterior_dataset(obj)
     alt = (" or its posterior Dataset" if allow_dataset else "") + (
         " or a MultiTrace" if allow_multitrace else "")
     raise TypeError(

@@ -42,9 +42,9 @@ import pytensor
 import xarray as xr
 from scipy.special import logsumexp
 
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.analysis._draws import posterior_of
-from pymc_partitions.compat import ancestors
+from pymc_partitions.versions import ancestors
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV, observed_data
 from pymc_partitions.distributions.mallows import GeneralizedMallowsRV
 from pymc_partitions.distributions.partition import PartitionPriorRV
@@ -188,7 +188,7 @@ def mallows_block_variables(idata, posterior, lik, owner):
     statistics (no copy), cut to the largest number of blocks of any draw."""
     z = lik.owner.op.dist_params(lik.owner)[0]
     try:
-        stats = compat.group_dataset(idata, "sample_stats")
+        stats = versions.group_dataset(idata, "sample_stats")
     except (KeyError, AttributeError):
         stats = None
     missing = [m for m in MALLOWS_STATS if stats is None or m not in stats]
@@ -369,7 +369,7 @@ def sample_block_parameters(idata, model, var_names=None, seed=None, group=GROUP
         "and hyperparameters (GeneralizedMallows: the sampler's own draws, as recorded); "
         "block k = canonical label k; NaN (sigma: -1) beyond a draw's blocks."
     )
-    return compat.add_group(idata, group, dataset)
+    return versions.add_group(idata, group, dataset)
 
 
 # ----------------------------------------------------------------------------- predictive

@@ -79,7 +79,7 @@ import pymc as pm
 import xarray as xr
 from pymc.model.transform.conditioning import remove_value_transforms
 
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.analysis._draws import is_multitrace, multitrace_refusal
 from pymc_partitions.analysis.block_parameters import _collapsed_likelihoods
 from pymc_partitions.distributions import ColoringMixingWarning
@@ -141,7 +141,7 @@ def check_log_likelihood_request(model, var_names=None):
     """Raise :func:`mallows_refusal` if the log-likelihoods asked for (``var_names``;
     None: every observed variable) include a GeneralizedMallows. Called by both
     entries and, before sampling, by ``pm.sample(idata_kwargs={"log_likelihood": ...})``
-    (:mod:`pymc_partitions.compat`, entry ``sample_checks``)."""
+    (the hook :mod:`pymc_partitions.hooks.sample_checks`)."""
     gms = mallows_names(model, var_names)
     if gms:
         raise mallows_refusal(gms)
@@ -163,7 +163,7 @@ def compute_log_likelihood(idata, model=None, *, var_names=None, extend_inferenc
 
     ``pm.compute_log_likelihood`` and ``pm.sample(idata_kwargs={"log_likelihood":
     True})`` give these same values for collapsed likelihoods once
-    ``pymc_partitions`` is imported (:func:`pymc_partitions.compat.install_log_likelihood`).
+    ``pymc_partitions`` is imported (the hook :mod:`pymc_partitions.hooks.log_likelihood`).
 
     Parameters
     ----------
@@ -193,10 +193,10 @@ def compute_log_likelihood(idata, model=None, *, var_names=None, extend_inferenc
     if not extend_inferencedata:
         return dataset
     if _has_group(idata, GROUP):
-        dataset = compat.group_dataset(idata, GROUP).drop_vars(
+        dataset = versions.group_dataset(idata, GROUP).drop_vars(
             list(dataset.data_vars), errors="ignore"
         ).merge(dataset)
-    return compat.add_group(idata, GROUP, dataset)
+    return versions.add_group(idata, GROUP, dataset)
 
 
 def pointwise_dataset(idata, model, var_names, sample_dims, explicit):
@@ -237,7 +237,7 @@ def pointwise_dataset(idata, model, var_names, sample_dims, explicit):
             f"{WHO}: the model has no collapsed likelihood for which leave-one-out is defined "
             f"(pmp.CollapsedNormal, pmp.IRM, ...)."
         )
-    posterior = compat.posterior_dataset(idata)
+    posterior = versions.posterior_dataset(idata)
     missing = [d for d in sample_dims if d not in posterior.dims]
     if missing:
         raise ValueError(
@@ -378,7 +378,7 @@ def pymc_compute_log_likelihood(original, idata, *, var_names=None, extend_infer
     collapsed likelihoods get :func:`compute_log_likelihood`'s leave-one-out
     conditionals in place of PyMC's single joint term per draw (with which
     ``az.loo`` would run and mean nothing); Gibbs energies are left out with a
-    warning. Installed by :func:`pymc_partitions.compat.install_log_likelihood`.
+    warning. Installed by the hook :mod:`pymc_partitions.hooks.log_likelihood`.
     """
     model = pm.modelcontext(model)
     check_log_likelihood_request(model, var_names)
@@ -408,7 +408,7 @@ def pymc_compute_log_likelihood(original, idata, *, var_names=None, extend_infer
     if not extend_inferencedata:
         return dataset
     if dataset.data_vars:
-        compat.add_group(idata, GROUP, dataset)
+        versions.add_group(idata, GROUP, dataset)
     return idata
 
 

@@ -10,7 +10,7 @@ and ``az.plot_trace`` treat them like any other variable.
 import numpy as np
 import xarray as xr
 
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.analysis._draws import partition_variable, posterior_of, read_draws
 from pymc_partitions.analysis.distances import distance_function
 from pymc_partitions.distributions.validation import integer_arg
@@ -106,4 +106,4 @@ def add_partition_statistics(
         )
     if not new:
         raise ValueError("Nothing to add: pass pairs=, reference= and/or n_fractions=.")
-    return compat.add_posterior_variables(idata, new)
+    return versions.add_posterior_variables(idata, new)

@@ -24,7 +24,7 @@ from pytensor.raise_op import CheckAndRaise
 from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.rewriting.basic import register_canonicalize
 
-from pymc_partitions.compat import ancestors
+from pymc_partitions.versions import ancestors
 from pymc_partitions.distributions.partition import PartitionPriorRV, partition_size
 from pymc_partitions.distributions.statistics import binary_sums, normal_moments
 from pymc_partitions.distributions.validation import (

@@ -11,7 +11,7 @@ from pymc_partitions.distributions.collapsed import (
     CollapsedLikelihood,
     CollapsedLikelihoodRV,
 )
-from pymc_partitions.compat import ancestors
+from pymc_partitions.versions import ancestors
 from pymc_partitions.distributions.statistics import normal_moments
 from pymc_partitions.kernels.components import kmeans_energy as km_kernel
 

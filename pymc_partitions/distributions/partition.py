@@ -20,6 +20,7 @@ from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.tensor import get_vector_length
 from pytensor.tensor.random.op import RandomVariable
 
+from pymc_partitions._lazy import load_api
 from pymc_partitions.distributions.validation import (
     constant_integer,
     constant_value,
@@ -181,7 +182,7 @@ class PartitionPrior(pm.Discrete):
     def __new__(cls, name, *args, summaries=True, **kwargs):
         # A model with a partition needs our steps registered and PyMC patched, even
         # when the user imported submodules only (the package imports its API lazily).
-        import pymc_partitions._api  # noqa: F401
+        load_api()
 
         owner = f"{cls.__name__} '{name}'"
         _check_one_partition(cls, owner, args, kwargs)

@@ -24,7 +24,7 @@ observed): the op declares its inputs disconnected.
 
 Under PyTensor's numba backend (PyMC 6's default linker) the op runs its native
 implementation instead (``kernels.statistics.<name>_op``, registered by
-``compat.numba_block_statistics``): the same outputs, recomputed from the labels at
+the hook ``hooks.numba_block_statistics``): the same outputs, recomputed from the labels at
 every call, O(N D) in a compiled loop, and a graph numba can cache. The memo above
 is the Python linkers' (PyMC 5's C backend).
 

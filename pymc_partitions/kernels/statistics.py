@@ -100,7 +100,7 @@ def block_scatter(idx, mean, x):
 # --- The statistics ops' native implementations -----------------------------------
 # One function per op of distributions.statistics, ``(labels, *data) -> (ok, *stats)``
 # with the op's outputs (``ok`` and scalars as 0-d arrays). PyTensor's numba backend
-# runs these (compat.numba_block_statistics) instead of the op's Python ``perform``,
+# runs these (hooks.numba_block_statistics) instead of the op's Python ``perform``,
 # which it could only call in object mode. They recompute from the labels at every
 # call: the memo of ``perform`` lives in Python objects, and an O(N D) loop here
 # costs about what its comparison of the labels' bytes does.

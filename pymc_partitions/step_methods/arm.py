@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from pymc_partitions import compat
+from pymc_partitions.versions import group_dataset
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import arm, arm_bsm, gibbs
@@ -46,7 +46,7 @@ def warn_chains_without_background(idata, model):
         try:
             if group not in idata:
                 continue
-            stats = compat.group_dataset(idata, group)
+            stats = group_dataset(idata, group)
         except (KeyError, AttributeError, TypeError):
             continue
         if "no_background" in stats.data_vars and stats["no_background"].sizes.get("draw"):

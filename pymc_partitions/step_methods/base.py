@@ -6,7 +6,7 @@ from pymc.step_methods.compound import BlockedStep, Competence
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from pytensor.graph.basic import Variable
 
-from pymc_partitions.compat import ChainSetup
+from pymc_partitions.versions import ChainSetup
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.kernels import summarise
 from pymc_partitions.kernels.random import new_stream

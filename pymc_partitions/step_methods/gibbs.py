@@ -2,7 +2,7 @@
 
 from pymc.step_methods.compound import Competence
 
-from pymc_partitions.compat import assigning_model
+from pymc_partitions.step_methods.assignment import assigning_model
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs

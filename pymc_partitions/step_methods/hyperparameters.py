@@ -55,7 +55,8 @@ from pymc.step_methods.compound import BlockedStep, Competence
 from pytensor.tensor.random.basic import GammaRV
 from scipy.special import gammaln
 
-from pymc_partitions.compat import ChainSetup, ancestors, assigning_model, small_function_mode
+from pymc_partitions.step_methods.assignment import assigning_model
+from pymc_partitions.versions import ChainSetup, ancestors, small_function_mode
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
 from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, partition_size
 from pymc_partitions.distributions.priors import MFMRV, PitmanYorRV

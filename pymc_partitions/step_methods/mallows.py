@@ -8,7 +8,8 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 from scipy.special import betaln
 
-from pymc_partitions.compat import ancestors, assigning_model, small_function_mode
+from pymc_partitions.step_methods.assignment import assigning_model
+from pymc_partitions.versions import ancestors, small_function_mode
 from pymc_partitions.distributions.mallows import (
     GeneralizedMallowsRV,
     generalized_mallows_setup,

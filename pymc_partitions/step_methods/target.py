@@ -21,7 +21,7 @@ import numpy as np
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant
 
-from pymc_partitions.compat import ancestors, small_function_mode
+from pymc_partitions.versions import ancestors, small_function_mode
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV, observed_data
 from pymc_partitions.distributions.mallows import GeneralizedMallowsRV
 from pymc_partitions.distributions.partition import (

@@ -30,7 +30,7 @@ the naive-parallel baseline (:func:`pymc_partitions.naive_estimates`) share this
   (their items are reported as never run); running tasks stop their items at the
   next sweep after the deadline (the task functions check it).
 - **Progress.** PyMC's own progress bar (``pymc.progress_bar.create_simple_progress``
-  through :func:`pymc_partitions.compat.simple_progress`: rich in a terminal or
+  through :func:`pymc_partitions.versions.simple_progress`: rich in a terminal or
   Jupyter, marimo's in marimo), advanced as batches finish.
 """
 
@@ -165,8 +165,8 @@ def run_tasks(runner, fn, payload, item_batches, deadline, description, progress
     every finished batch's return value, and the item indices of batches cancelled
     at the deadline before they started."""
     # Here, not at the top: worker processes import this module (load_payload,
-    # task_error) and must not import PyMC through compat.
-    from pymc_partitions.compat import simple_progress
+    # task_error) and must not import PyMC through versions.
+    from pymc_partitions.versions import simple_progress
 
     n_items = sum(len(b) for b in item_batches)
     results, unstarted = [], []

@@ -192,7 +192,7 @@ def _constant_values(model, exprs, what, owner):
     """Values of hyperparameter expressions that must be constants (a fixed target)."""
     import pytensor
 
-    from pymc_partitions.compat import ancestors
+    from pymc_partitions.versions import ancestors
 
     free = list(model.free_RVs)
     needed = set(ancestors(list(exprs), blockers=free))

@@ -22,7 +22,7 @@ draw is censored: reported, counted and left out, never given a value.
 
 import numpy as np
 
-from pymc_partitions import compat
+from pymc_partitions import versions
 from pymc_partitions.analysis._draws import (
     is_multitrace,
     multitrace_refusal,
@@ -44,7 +44,7 @@ def _group(idata, name):
     try:
         if name not in idata:
             return None
-        return compat.group_dataset(idata, name)
+        return versions.group_dataset(idata, name)
     except (KeyError, AttributeError, TypeError):
         return None
 
