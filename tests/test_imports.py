@@ -116,8 +116,9 @@ def test_a_model_built_from_submodules_registers_the_steps():
                                     "pymc_partitions.unbiased.runner",
                                     "pymc_partitions.analysis"])
 def test_a_submodule_imports_first(module):
-    """Regression: ``from pymc_partitions import compat`` (now ``versions``) inside a submodule imported
-    first (``examples/benchmark_pbc.py`` imports the PBC step module directly) went to
+    """Regression: ``from pymc_partitions import compat`` (now ``versions``) inside a
+    submodule imported first (``examples/benchmark_pbc.py`` imports the PBC step module
+    directly) went to
     the package's ``__getattr__``, which loaded the whole API from the middle of that
     import: a circular ImportError."""
     assert _run(f"import {module}; print('ok')") == ["ok"]
