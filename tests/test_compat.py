@@ -135,6 +135,19 @@ def test_install_on_an_unrecorded_version_warns(monkeypatch):
         assert _hook.install(hook) is False
 
 
+def test_a_hook_that_fails_to_install_gives_the_warning_not_a_traceback():
+    def install():
+        raise AttributeError("module 'pymc' has no attribute 'step_methods'")
+
+    broken = _hook.Hook(name="broken", why="a test", without="nothing in this test.",
+                        install=install, public=True)
+    with pytest.warns(hooks.HookNotInstalledWarning,
+                      match=r"hook 'broken' is not installed with PyMC .*: installing it "
+                            r"failed \(AttributeError: module 'pymc' has no attribute "
+                            r"'step_methods'\)\. Without it: nothing in this test\."):
+        assert _hook.install(broken) is False
+
+
 def _run(code, path, timeout=600):
     """Run ``code`` as the script ``path`` (a file: the fingerprints read its source)."""
     path.write_text(code)

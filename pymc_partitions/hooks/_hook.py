@@ -168,10 +168,10 @@ def _install_wrapper(hook):
 
 
 def install(hook):
-    """Install ``hook`` if the running version is one it was reviewed for; else (or if
-    installing fails) warn with :class:`HookNotInstalledWarning` and change nothing.
-    Idempotent: a wrapper is installed once around PyMC's own function. Returns
-    whether the hook is installed."""
+    """Install ``hook`` if the running version is one it was reviewed for; else warn
+    with :class:`HookNotInstalledWarning` and change nothing. An exception while
+    installing gets the same warning (never a traceback). Idempotent: a wrapper is
+    installed once around PyMC's own function. Returns whether the hook is installed."""
     reasons = mismatches(hook)
     if reasons:
         _warn_not_installed(hook, reasons)
@@ -185,14 +185,6 @@ def install(hook):
         _warn_not_installed(hook, [f"installing it failed ({type(err).__name__}: {err})"])
         return False
     return True
-
-
-def is_installed(hook):
-    """Whether a wrapping hook is bound at every one of its targets (a hook with an
-    ``install`` function records its own state; this answers for wrappers only)."""
-    if hook.wrap is None:
-        raise TypeError(f"hook '{hook.name}' is not a wrapper; ask installed() instead")
-    return all(getattr(resolve(t), "__pmp_patch__", None) == hook.name for t in hook.targets)
 
 
 def fingerprint_lines(hook):
