@@ -153,6 +153,7 @@ class PartitionStep(ChainSetup, BlockedStep):
       a new one).
     - :meth:`finish_info` ``(info, summary)``: statistics that depend on the draw's
       summary (PBC's ``log_target``); default the info as it is.
+    - :meth:`new_target`: how the model is read (default :class:`PartitionTarget`).
     - :meth:`start_chain` ``(rng)``: per-chain scratch (call ``super()`` first: it
       makes the chain's kernel stream from ``rng``, then the container is None).
     - ``competence`` (default: COMPATIBLE for partition variables), ``vars`` first,
@@ -199,8 +200,13 @@ class PartitionStep(ChainSetup, BlockedStep):
                 f"{[v.name for v in value_vars]}. Create one step per partition."
             )
         self.vars = value_vars
-        self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs)
+        self.target = self.new_target(model, value_vars[0], compile_kwargs)
         self.set_rng(rng)  # also creates the (empty) per-chain state
+
+    def new_target(self, model, value_var, compile_kwargs):
+        """The :class:`PartitionTarget` of ``value_var`` (the model read once); a step
+        that reads the model otherwise overrides this."""
+        return PartitionTarget(model, value_var, type(self).__name__, compile_kwargs)
 
     def start_chain(self, rng):
         # pm.set_data between runs: read pm.Data observations again (cheap if unchanged).
