@@ -268,20 +268,22 @@ class PartitionStep(ChainSetup, BlockedStep):
 
     def step(self, point):
         target = self.target
+        stream = self._stream
         values, prior_params, per_lik = target.params(point)
-        args = MoveArgs(self._stream, values, prior_params, per_lik)
         labels = point[target.name]
         container = self._container
         if container is None:
-            container = self.new_container(target.validate_labels(labels), args)
+            container = self.new_container(target.validate_labels(labels),
+                                           MoveArgs(stream, values, prior_params, per_lik))
         elif not np.array_equal(labels, self.chain_of(container).labels):
-            container = self.load_container(container, target.validate_labels(labels), args)
+            container = self.load_container(container, target.validate_labels(labels),
+                                            MoveArgs(stream, values, prior_params, per_lik))
         self._container = container
         for chain in self.chains_of(container):
             params, _, data = target.kernel_args(chain, values, per_lik)
-        args = args._replace(params=params, data=data)
         try:
-            info = self.move(container, args)
+            info = self.move(container, MoveArgs(stream, values, prior_params, per_lik, params,
+                                                 data))
         except Exception:
             # The kernel states are valid partitions but a part-done move: reload the
             # point's labels should sampling go on.
@@ -296,4 +298,6 @@ class PartitionStep(ChainSetup, BlockedStep):
         new_point = dict(point)
         new_point[target.name] = chain.labels.copy()
         self.iteration += 1
-        return new_point, [{**summary._asdict(), **info._asdict()}]
+        stats = dict(zip(Summary._fields, summary))
+        stats.update(zip(info._fields, info))
+        return new_point, [stats]
