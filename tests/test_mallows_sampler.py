@@ -189,25 +189,25 @@ def test_beta_gibbs_statistics_are_incremental(method):
     point = model.initial_point()
     for _ in range(3):
         point, _ = step.step(point)
-    ch = step._chain
-    step._reassign(ch, 8.0)
-    assert ch["sizes"].shape[0] > 8  # grown
+    step._reassign(step._chain, 8.0)
+    ch = step._chain  # the grown chain
+    assert ch.state.sizes.shape[0] > 8  # grown
     n, T = step.n_items, step.T
     sums = np.empty(T, dtype=np.int64)
     row = np.empty(n)
     scratch = np.empty(mb.MAX_NODES), np.empty(mb.MAX_NODES)
-    for c in np.flatnonzero(ch["sizes"]):
-        mk.stage_statistics(ch["counts"][c], ch["pos"][c], sums)
-        np.testing.assert_array_equal(ch["sums"][c], sums)
+    for c in np.flatnonzero(ch.state.sizes):
+        mk.stage_statistics(ch.stats.counts[c], ch.stats.pos[c], sums)
+        np.testing.assert_array_equal(ch.stats.sums[c], sums)
         for j in range(T):
             m = n - 1 - j
-            if ch["n_at_least"][c, j] == 0:
+            if ch.stats.n_at_least[c, j] == 0:
                 expect = step.log_prior_pred[j, : m + 1]
             else:
-                mb.predictive_row(step.nu * step.r[j] + sums[j], step.nu + ch["n_at_least"][c, j],
+                mb.predictive_row(step.nu * step.r[j] + sums[j], step.nu + ch.stats.n_at_least[c, j],
                                   m, step.finite, step.gl_x, step.gl_w, *scratch, row)
                 expect = row[: m + 1]
-            np.testing.assert_allclose(ch["log_pred"][c, j, : m + 1], expect, rtol=0,
+            np.testing.assert_allclose(ch.stats.log_pred[c, j, : m + 1], expect, rtol=0,
                                        atol=1e-12)
 
 
@@ -275,6 +275,33 @@ def test_theta_exact_draw_and_slice_match_the_density(a, c, m):
 def test_gibbs_refuses_a_generalized_mallows_partition():
     model = gm_model()
     with model, pytest.raises(PartitionModelError, match="MallowsGibbs"):
+        pmp.Gibbs([model["z"]])
+
+
+def test_explicit_parameters_are_a_property_of_the_op(monkeypatch):
+    """Generic code reads the likelihood protocol, not the class: a step's refusal
+    names the op's ``explicit_step``; competence follows it; without the declaration
+    the term is just one more dependent of z that a collapsed step refuses."""
+    from pymc.step_methods.compound import Competence
+
+    from pymc_partitions.step_methods.target import explicit_likelihoods
+
+    model = gm_model()
+    op_type = type(model["y"].owner.op)
+    assert [v.name for v in explicit_likelihoods(model, model["z"])] == ["y"]
+    with model:
+        assert pmp.MallowsGibbs.competence(model["z"]) == Competence.IDEAL
+    monkeypatch.setattr(op_type, "explicit_step", "OtherSampler")
+    with model, pytest.raises(PartitionModelError, match=r"pmp\.OtherSampler\(\[z\]\)"):
+        pmp.Gibbs([model["z"]])
+    with model:
+        assert pmp.MallowsGibbs.competence(model["z"]) == Competence.INCOMPATIBLE
+        assert pmp.Gibbs.competence(model["z"]) == Competence.INCOMPATIBLE
+        with pytest.raises(PartitionModelError, match="exactly one"):
+            pmp.MallowsGibbs([model["z"]])
+    monkeypatch.setattr(op_type, "explicit_block_parameters", False)
+    assert explicit_likelihoods(model, model["z"]) == []
+    with model, pytest.raises(PartitionModelError, match="other than as a collapsed"):
         pmp.Gibbs([model["z"]])
 
 

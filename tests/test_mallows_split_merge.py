@@ -114,14 +114,14 @@ def test_split_merge_grows_the_slot_arrays():
     for _ in range(4):
         point, stats = step.step(point)
     ch = step._chain
-    assert ch["sizes"].shape[0] > 8 and stats[0]["split_accepted"] >= 0
-    counts = np.zeros_like(ch["counts"])
-    n_at_least = np.zeros_like(ch["n_at_least"])
+    assert ch.state.sizes.shape[0] > 8 and stats[0]["split_accepted"] >= 0
+    counts = np.zeros_like(ch.stats.counts)
+    n_at_least = np.zeros_like(ch.stats.n_at_least)
     for i in range(orderings.shape[0]):
-        mk.add_ranking(counts, n_at_least, orderings[i], 5, ch["labels"][i])
-    np.testing.assert_array_equal(counts, ch["counts"])
-    np.testing.assert_array_equal(np.bincount(ch["labels"], minlength=ch["sizes"].shape[0]),
-                                  ch["sizes"])
+        mk.add_ranking(counts, n_at_least, orderings[i], 5, ch.state.labels[i])
+    np.testing.assert_array_equal(counts, ch.stats.counts)
+    np.testing.assert_array_equal(np.bincount(ch.state.labels, minlength=ch.state.sizes.shape[0]),
+                                  ch.state.sizes)
 
 
 # ------------------------------------------------------------------ mixing (issue 34, 7)

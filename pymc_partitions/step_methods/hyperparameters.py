@@ -271,10 +271,12 @@ class _PartitionTerms:
     """
 
     def __init__(self, model, z_rv, rvs, step_name, compile_kwargs):
-        # GeneralizedMallows terms have constant hyperparameters (nu, r): they read none
-        # of the step's variables and are skipped.
+        # Likelihoods with explicit block parameters are listed, not refused: their
+        # op's hyper_params are none of the model's variables (checked in
+        # unsupported_reason: a variable they read is not ours), so no term of theirs is
+        # evaluated here.
         self.target = target = PartitionTarget(model, model.rvs_to_values[z_rv], step_name,
-                                               compile_kwargs, skip_explicit=True)
+                                               compile_kwargs, accept_explicit=True)
         self.name = target.name
         self.n = target.n
         prior_exprs = target.prior_op.dist_params(z_rv.owner)[:-1]

@@ -8,14 +8,9 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 from scipy.special import betaln
 
-from pymc_partitions.compat import ancestors, assigning_model, small_function_mode
-from pymc_partitions.distributions.mallows import (
-    GeneralizedMallowsRV,
-    generalized_mallows_setup,
-    lemma1_log_marginal,
-    log_beta_tilde,
-)
-from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, partition_size
+from pymc_partitions.compat import assigning_model
+from pymc_partitions.distributions.mallows import lemma1_log_marginal, log_beta_tilde
+from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import mallows_beta as mb
 from pymc_partitions.kernels import mallows_gibbs as mg
@@ -27,7 +22,12 @@ from pymc_partitions.step_methods.base import (
     PartitionStep,
     step_arguments,
 )
-from pymc_partitions.step_methods.target import PartitionModelError
+from pymc_partitions.step_methods.chain_state import chain_state
+from pymc_partitions.step_methods.target import (
+    PartitionModelError,
+    PartitionTarget,
+    explicit_likelihoods,
+)
 
 #: Blocks reported per draw by default (``max_reported_clusters``).
 DEFAULT_REPORTED = 64
@@ -41,14 +41,10 @@ SPLIT_MERGE_STATS = ("split_proposed", "split_accepted", "merge_proposed", "merg
 
 
 def mallows_likelihoods(model, rv):
-    """The GeneralizedMallows variables of ``model`` observed on partition ``rv``."""
-    found = []
-    for other in model.observed_RVs:
-        op = getattr(other.owner, "op", None)
-        if isinstance(op, GeneralizedMallowsRV) and op.dist_params(other.owner)[0] is rv \
-                and not any(other is f for f in found):
-            found.append(other)
-    return found
+    """The likelihoods of partition ``rv`` that this step samples (their op names
+    ``MallowsGibbs`` as its ``explicit_step``)."""
+    return [lik for lik in explicit_likelihoods(model, rv)
+            if getattr(lik.owner.op, "explicit_step", None) == "MallowsGibbs"]
 
 
 class MallowsGibbs(PartitionStep):
@@ -328,34 +324,33 @@ class MallowsGibbs(PartitionStep):
 
     # ------------------------------------------------------------------ model reading
     def _read_model(self, model, value_var, compile_kwargs):
-        rv = model.values_to_rvs[value_var]
-        if rv.owner is None or not isinstance(rv.owner.op, PartitionPriorRV):
-            raise PartitionModelError(f"MallowsGibbs: '{rv.name}' is not a partition variable.")
-        if not isinstance(rv.owner.op, CRPRV):
+        # One reading of the model, as for every step (PartitionTarget): the prior's
+        # hyperparameter function (alpha), the refusal of other terms on z and of
+        # Potentials on z; the likelihood is found by its op's protocol
+        # (explicit_block_parameters), its constants read by the op (kernel_data).
+        self.target = target = PartitionTarget(model, value_var, "MallowsGibbs",
+                                               compile_kwargs, accept_explicit=True)
+        rv = target.rv
+        if not isinstance(target.prior_op, CRPRV):
             raise PartitionModelError(
                 f"MallowsGibbs: partition '{rv.name}' must have a pmp.CRP prior (the Dirichlet "
-                f"process of Meilă & Chen 2010); got {type(rv.owner.op).__name__}.")
-        self.name_z = value_var.name
-        self.N = partition_size(rv)
-        liks = mallows_likelihoods(model, rv)
-        if len(liks) != 1:
+                f"process of Meilă & Chen 2010); got {type(target.prior_op).__name__}.")
+        ours = mallows_likelihoods(model, rv)
+        liks = [lik for lik in target.explicit if any(lik is m for m in ours)]
+        if len(liks) != 1 or target.likelihoods or len(target.explicit) != 1 \
+                or target.constraint is not None:
             raise PartitionModelError(
                 f"MallowsGibbs: partition '{rv.name}' must be observed by exactly one "
-                f"pmp.GeneralizedMallows; found {len(liks)}.")
+                f"pmp.GeneralizedMallows and nothing else; found {len(liks)} "
+                f"GeneralizedMallows and "
+                f"{len(target.likelihoods) + len(target.explicit) - len(liks)} other "
+                f"likelihood(s).")
         lik = liks[0]
-        for other in model.basic_RVs:
-            if other is rv or other is lik:
-                continue
-            if rv in ancestors(other.owner.inputs):
-                raise PartitionModelError(
-                    f"MallowsGibbs: '{other.name}' also depends on partition '{rv.name}'; "
-                    f"the step samples a partition observed by one GeneralizedMallows only.")
-        for pot in model.potentials:
-            if rv in ancestors([pot]):
-                raise PartitionModelError(
-                    f"MallowsGibbs: Potential '{pot.name}' depends on partition '{rv.name}'.")
+        self.name_z = target.name
+        self.N = target.n
         self.lik_name = lik.name
-        orderings, lengths, n, nu, r = generalized_mallows_setup(lik)
+        self.data = data = lik.owner.op.kernel_data(lik)
+        orderings, lengths, n, nu, r = data
         self.orderings, self.lengths, self.n_items, self.nu, self.r = (
             orderings, lengths, n, nu, r)
         self.T = r.shape[0]
@@ -383,20 +378,6 @@ class MallowsGibbs(PartitionStep):
         self.log_prior_pred = np.ascontiguousarray(log_prior_pred)
         gl_x, gl_w = np.polynomial.legendre.leggauss(mb.GL_NODES)
         self.gl_x, self.gl_w = gl_x.astype(np.float64), gl_w.astype(np.float64)
-        alpha = rv.owner.op.dist_params(rv.owner)[0]
-        outs = model.replace_rvs_by_values([alpha])
-        needed = set(ancestors(outs))
-        self._alpha_inputs = [v.name for v in model.value_vars if v in needed]
-        if value_var.name in self._alpha_inputs:
-            raise PartitionModelError(f"MallowsGibbs: the CRP's alpha depends on '{rv.name}'.")
-        kwargs = dict(compile_kwargs or {})
-        kwargs.setdefault("on_unused_input", "ignore")
-        if small_function_mode() is not None:
-            kwargs.setdefault("mode", small_function_mode())
-        fn = model.compile_fn(outs, inputs=[v for v in model.value_vars if v in needed],
-                              point_fn=False, **kwargs)
-        fn.trust_input = True
-        self._alpha_fn = fn
 
     @staticmethod
     def competence(var, has_grad=None):
@@ -409,31 +390,33 @@ class MallowsGibbs(PartitionStep):
 
     # ------------------------------------------------------------------ chain state
     def start_chain(self, rng):
+        self.target.refresh_data()
         self._chain = None
         self._stream = new_stream(rng)
 
     def _alpha(self, point):
-        value = float(np.asarray(self._alpha_fn(*[point[nm] for nm in self._alpha_inputs])[0]))
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"MallowsGibbs: the CRP's alpha = {value!r} must be positive.")
-        return value
+        """alpha at ``point`` (the target's compiled function; the CRP op's check)."""
+        values, _, _ = self.target.params(point)
+        return float(values[0]), values
 
-    def _new_chain(self, labels):
+    def _new_chain(self, labels, values):
+        """A :class:`ChainState` over the point's ``labels``: state the slot-form
+        partition (:class:`~pymc_partitions.kernels.mallows_gibbs.MallowsSlots`),
+        stats the per-slot statistics with (sigma_c, theta_c) beside them
+        (:class:`~pymc_partitions.kernels.mallows_gibbs.MallowsStats`), drawn from the
+        prior and updated by step 2."""
         N, n, T = self.N, self.n_items, self.T
         labels = canonicalize(np.asarray(labels))
         K = int(labels.max()) + 1
         cap = min(N + 1, max(2 * K, 8))
-        ch = {"labels": labels.astype(np.int64).copy()}
-        self._alloc(ch, cap)
-        ch["sizes"][:K] = np.bincount(labels, minlength=K)
+        slots = mg.alloc_slots(labels, cap)
+        stats = mg.alloc_stats(cap, n, T, self.method in BETA_METHODS)
         for i in range(N):
-            mg.add_ranking(ch["counts"], ch["n_at_least"], self.orderings[i],
+            mg.add_ranking(stats.counts, stats.n_at_least, self.orderings[i],
                            self.lengths[i], labels[i])
-        free = np.arange(cap - 1, K - 1, -1, dtype=np.int64)
-        ch["free"][: free.size] = free
-        ch["n_free"][0] = free.size
+        chain = chain_state(slots, stats, N, values, shared=tuple(self.data))
         w = self.orderings.shape[1]
-        ch["scratch"] = {
+        self._work = {
             "log_w": np.empty(N + 2), "cand": np.empty(N + 2, dtype=np.int64),
             "tree": np.zeros(n + 1, dtype=np.int64),
             "codes": np.empty(max(w, n), dtype=np.int64),
@@ -442,7 +425,7 @@ class MallowsGibbs(PartitionStep):
             "proposal": np.empty(n, dtype=np.int64),
             "proposal_pos": np.empty(n, dtype=np.int64),
             "alive": np.empty(n, dtype=np.bool_), "colsum": np.empty(n),
-            "sums": np.empty(T, dtype=np.int64), "order": np.arange(N, dtype=np.int64),
+            "sums": np.empty(T, dtype=np.int64),
             "status": np.zeros(1, dtype=np.int64),
             "node_theta": np.empty(mb.MAX_NODES), "node_logw": np.empty(mb.MAX_NODES),
             "saved_rows": np.empty((T, n)),
@@ -450,66 +433,43 @@ class MallowsGibbs(PartitionStep):
             "log_a": np.empty(N), "log_b": np.empty(N),
             "outcomes": np.zeros(4, dtype=np.int64),
         }
-        if not mg.prior_parameters(ch["sizes"], ch["sigma"], ch["pos"], ch["theta"], self.nu,
+        if not mg.prior_parameters(slots.sizes, stats.sigma, stats.pos, stats.theta, self.nu,
                                    self.r, self._stream):
             raise RuntimeError("MallowsGibbs: a theta draw from the prior failed.")
-        self._chain = ch
-        self._update_parameters(ch)
-        return ch
-
-    def _alloc(self, ch, cap, old=None):
-        n, T = self.n_items, self.T
-        new = {
-            "sizes": np.zeros(cap, dtype=np.int64),
-            "counts": np.zeros((cap, T, n, n), dtype=np.int64),
-            "n_at_least": np.zeros((cap, T), dtype=np.int64),
-            "sigma": np.zeros((cap, n), dtype=np.int64),
-            "pos": np.zeros((cap, n), dtype=np.int64),
-            "theta": np.ones((cap, T)),
-            "free": np.zeros(cap, dtype=np.int64),
-        }
-        if self.method in BETA_METHODS:
-            new["sums"] = np.zeros((cap, T), dtype=np.int64)
-            new["log_pred"] = np.zeros((cap, T, n))
-            new["member"] = np.zeros(cap, dtype=np.int64)
-        if old is not None:
-            c = old["sizes"].shape[0]
-            for key, value in new.items():
-                value[:c] = old[key]
-        ch.update(new)
-        ch.setdefault("n_free", np.zeros(1, dtype=np.int64))
+        self._chain = chain
+        self._update_parameters(chain)
+        return chain
 
     def _grow(self, ch):
-        old_cap = ch["sizes"].shape[0]
-        cap = min(self.N + 1, 2 * old_cap)
-        keys = ("sizes", "counts", "n_at_least", "sigma", "pos", "theta", "free")
-        if self.method in BETA_METHODS:
-            keys += ("sums", "log_pred", "member")
-        old = {k: ch[k] for k in keys}
-        self._alloc(ch, cap, old)
-        nf = int(ch["n_free"][0])
-        added = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
-        ch["free"][nf: nf + added.size] = added
-        ch["n_free"][0] = nf + added.size
+        """Chain ``ch`` with its slot capacity doubled (at most N + 1): a new
+        :class:`ChainState` (the step's chain from now on) with the old slots in its
+        first rows and the same order and canonical labels."""
+        cap = min(self.N + 1, 2 * ch.state.sizes.shape[0])
+        slots, stats = mg.grow(ch.state, ch.stats, cap)
+        grown = chain_state(slots, stats, self.N, ch.hyper_values, shared=tuple(self.data))
+        np.copyto(grown.order, ch.order)
+        np.copyto(grown.labels, ch.labels)
+        self._chain = grown
+        return grown
 
     def _update_parameters(self, ch):
         """Step 2 (cluster parameters); returns (accepted, proposed) sigma proposals."""
-        s = ch["scratch"]
+        s = self._work
         if self.method in BETA_METHODS:
             accepted = mb.update_parameters_beta(
-                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], self.nu, self.r,
+                self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
+                ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta, self.nu, self.r,
                 self.log_bt1_sigma, self.finite, self._figure5_order, self.n_gibbs,
                 self._stream, s["weights"], s["proposal"], s["proposal_pos"], s["alive"],
-                s["colsum"], s["sums"], ch["member"], s["taken"], s["placed"], s["rest"],
+                s["colsum"], s["sums"], ch.stats.member, s["taken"], s["placed"], s["rest"],
                 s["status"])
             self._check_status(s)
-            return accepted, self.n_gibbs * int(np.count_nonzero(ch["sizes"] > 1))
+            return accepted, self.n_gibbs * int(np.count_nonzero(ch.state.sizes > 1))
         accepted = mg.update_parameters(
-            ch["sizes"], ch["counts"], ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"],
+            ch.state.sizes, ch.stats.counts, ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta,
             self.nu, self.r, self.n_gibbs, self.n_slices, self.width, 50, self._stream,
             s["weights"], s["proposal"], s["proposal_pos"], s["alive"], s["colsum"], s["sums"])
-        return accepted, self.n_gibbs * int(np.count_nonzero(ch["sizes"]))
+        return accepted, self.n_gibbs * int(np.count_nonzero(ch.state.sizes))
 
     def _check_status(self, s):
         if s["status"][0]:
@@ -518,41 +478,41 @@ class MallowsGibbs(PartitionStep):
                                f"rejected every proposal (nu = {self.nu}).")
 
     def _reassign(self, ch, alpha):
-        s = ch["scratch"]
-        order = s["order"]
+        s = self._work
         start = 0
         while True:
+            order = ch.order
             if self.method in BETA_METHODS:
                 stop = mb.reassign_items_beta(
-                    self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                    ch["n_at_least"], ch["sums"], ch["log_pred"], ch["sigma"], ch["pos"],
-                    ch["theta"], ch["free"], ch["n_free"], order, start, math.log(alpha),
+                    self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
+                    ch.stats.n_at_least, ch.stats.sums, ch.stats.log_pred, ch.stats.sigma, ch.stats.pos,
+                    ch.stats.theta, ch.state.free, ch.state.n_free, order, start, math.log(alpha),
                     self.log_new, self.nu, self.r, self.log_bt1_sigma, self.log_prior_pred,
                     self.finite, self.gl_x, self.gl_w, self._stream, s["log_w"], s["cand"],
                     s["tree"], s["codes"], s["taken"], s["placed"], s["rest"],
                     s["node_theta"], s["node_logw"], s["saved_rows"], s["status"])
                 if stop < 0:
                     break
-                self._grow(ch)
+                ch = self._grow(ch)
                 start = stop
                 continue
-            log_psi_cum = np.empty((ch["sizes"].shape[0], self.orderings.shape[1] + 1))
+            log_psi_cum = np.empty((ch.state.sizes.shape[0], self.orderings.shape[1] + 1))
             stop = mg.reassign_items(
-                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
+                self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
+                ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta, ch.state.free, ch.state.n_free,
                 order, start, math.log(alpha), self.log_new, self.nu, self.r, self.log_bt1,
                 self._stream, s["log_w"], s["cand"], s["tree"], s["codes"], s["taken"],
                 s["placed"], s["rest"], log_psi_cum, s["status"])
             if stop < 0:
                 break
-            self._grow(ch)
+            ch = self._grow(ch)
             start = stop
         self._check_status(s)
 
     def _split_merge(self, ch, alpha):
         """``n_split_merge`` split-merge updates (:mod:`~pymc_partitions.kernels.
         mallows_split_merge`); returns the outcome counts (4,)."""
-        s = ch["scratch"]
+        s = self._work
         outcomes = s["outcomes"]
         outcomes[:] = 0
         if self.N < 2:
@@ -560,52 +520,55 @@ class MallowsGibbs(PartitionStep):
         start = 0
         while True:
             stop = msm.split_merge_updates(
-                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
+                self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
+                ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta, ch.state.free, ch.state.n_free,
                 self.n_split_merge, start, self.n_restricted_scans, math.log(alpha),
                 self.log_new, self.nu, self.r, self.log_bt1, self._split_merge_control,
                 self._stream, s["members"], s["side"], s["log_a"], s["log_b"], s["tree"],
                 s["codes"], s["taken"], s["placed"], s["rest"], outcomes, s["status"])
             if stop < 0:
                 break
-            self._grow(ch)
+            ch = self._grow(ch)
             start = stop
         self._check_status(s)
         return outcomes
 
     # ------------------------------------------------------------------ one iteration
     def step(self, point):
-        alpha = self._alpha(point)
+        alpha, values = self._alpha(point)
         labels = np.asarray(point[self.name_z])
         ch = self._chain
-        if ch is None or not np.array_equal(labels, ch["canon"]):
-            ch = self._new_chain(labels)
+        if ch is None or not np.array_equal(labels, ch.labels):
+            ch = self._new_chain(labels, values)
+        ch.hyper_values = values
         if self._reassign_sweeps:
             self._reassign(ch, alpha)
+            ch = self._chain  # grown if a new cluster found no free slot
         if self.split_merge:
             outcomes = self._split_merge(ch, alpha)
+            ch = self._chain
         accepted, proposed = self._update_parameters(ch)
-        sizes = ch["sizes"]
+        sizes = ch.state.sizes
         occupied = np.flatnonzero(sizes)
         K = occupied.size
-        canon = canonicalize(ch["labels"])
-        ch["canon"] = canon
+        canon = canonicalize(ch.state.labels)
+        np.copyto(ch.labels, canon)
         # slot of canonical block k: the slot of the first item with canonical label k
         first = np.zeros(K, dtype=np.int64)
         first[canon[::-1]] = np.arange(self.N - 1, -1, -1)
-        slots = ch["labels"][first]
+        slots = ch.state.labels[first]
         k_rep = min(K, self.k_max)
         sigma_out = np.full((self.k_max, self.n_items), -1, dtype=np.int16)
         theta_out = np.full((self.k_max, self.T), np.nan, dtype=np.float32)
-        sigma_out[:k_rep] = ch["sigma"][slots[:k_rep]]
-        theta_out[:k_rep] = ch["theta"][slots[:k_rep]]
+        sigma_out[:k_rep] = ch.stats.sigma[slots[:k_rep]]
+        theta_out[:k_rep] = ch.stats.theta[slots[:k_rep]]
         block_sizes = sizes[occupied]
         log_prior = (K * math.log(alpha) + math.lgamma(alpha) - math.lgamma(alpha + self.N)
                      + float(sum(math.lgamma(m) for m in block_sizes)))
-        s = ch["scratch"]
-        log_lik = mg.explicit_log_likelihood(sizes, ch["counts"], ch["n_at_least"], ch["pos"],
-                                             ch["theta"], self.nu, self.r, self.log_prior_norm,
-                                             s["sums"])
+        s = self._work
+        log_lik = mg.explicit_log_likelihood(sizes, ch.stats.counts, ch.stats.n_at_least,
+                                             ch.stats.pos, ch.stats.theta, self.nu, self.r,
+                                             self.log_prior_norm, s["sums"])
         new_point = dict(point)
         new_point[self.name_z] = canon.copy()
         stats = {
