@@ -563,8 +563,7 @@ class MallowsGibbs(PartitionStep):
         sigma_out[:k_rep] = ch.stats.sigma[slots[:k_rep]]
         theta_out[:k_rep] = ch.stats.theta[slots[:k_rep]]
         block_sizes = sizes[occupied]
-        log_prior = (K * math.log(alpha) + math.lgamma(alpha) - math.lgamma(alpha + self.N)
-                     + float(sum(math.lgamma(m) for m in block_sizes)))
+        log_prior = self.target.prior_op.log_prior_from_sizes(values, block_sizes, self.N)
         s = self._work
         log_lik = mg.explicit_log_likelihood(sizes, ch.stats.counts, ch.stats.n_at_least,
                                              ch.stats.pos, ch.stats.theta, self.nu, self.r,
