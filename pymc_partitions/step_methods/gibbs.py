@@ -7,6 +7,7 @@ from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.step_methods.base import PartitionStep
+from pymc_partitions.step_methods.info import NoInfo
 from pymc_partitions.step_methods.target import explicit_likelihoods
 
 #: Item updates per draw of ``Gibbs(n_sweeps="auto")`` (see :class:`Gibbs`).
@@ -92,9 +93,10 @@ class Gibbs(PartitionStep):
             return Competence.IDEAL
         return Competence.INCOMPATIBLE
 
-    def move(self, stream, chain, prior_params, params, stats, data):
+    def move(self, chain, args):
         failed = gibbs.run_sweeps(
-            stream, self.n_sweeps, chain.state, prior_params, params, stats, data,
-            chain.log_w, chain.order,
+            args.stream, self.n_sweeps, chain.state, args.prior_params, args.params,
+            chain.stats, args.data, chain.log_w, chain.order,
         )
-        return failed, None
+        self.fail_if(failed, args)
+        return NoInfo()
