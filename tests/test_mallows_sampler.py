@@ -189,8 +189,8 @@ def test_beta_gibbs_statistics_are_incremental(method):
     point = model.initial_point()
     for _ in range(3):
         point, _ = step.step(point)
-    step._reassign(step._chain, 8.0)
-    ch = step._chain  # the grown chain
+    step._reassign(step._container, 8.0)
+    ch = step._container  # the grown chain
     assert ch.state.sizes.shape[0] > 8  # grown
     n, T = step.n_items, step.T
     sums = np.empty(T, dtype=np.int64)
@@ -534,3 +534,30 @@ def test_potential_in_the_gradient_density_when_nothing_is_left_out():
     for mu in (-1.0, 0.0, 2.5):
         point["mu"] = np.asarray(mu)
         assert logp(mu) == full(point)
+
+
+@pytest.mark.parametrize("split_merge", [False, True])
+def test_statistics_are_the_summary_and_info_records(split_merge):
+    """MallowsGibbs goes through the one step template: its statistics are the
+    Summary's and its Info record's fields (this model's shapes), in that order,
+    documented; one step returns exactly those, and its chain is a ChainState whose
+    stats hold (sigma_c, theta_c) per slot."""
+    from pymc_partitions.step_methods.chain_state import ChainState
+    from pymc_partitions.step_methods.info import Summary, undocumented
+    from pymc_partitions.step_methods.mallows import MallowsInfo, MallowsSplitMergeInfo
+
+    model = gm_model()
+    with model:
+        step = pmp.MallowsGibbs([model["z"]], split_merge=split_merge, rng=3)
+    info = MallowsSplitMergeInfo if split_merge else MallowsInfo
+    assert step.Info is info and undocumented(info) == []
+    assert list(step.stats_dtypes_shapes) == [*Summary._fields, *info._fields]
+    assert step.stats_dtypes_shapes["mallows_sigma"] == (np.int16, [step.k_max, step.n_items])
+    _, stats = step.step(model.initial_point())
+    assert list(stats[0]) == list(step.stats_dtypes_shapes)
+    chain = step._container
+    assert isinstance(chain, ChainState)
+    occupied = np.flatnonzero(chain.state.sizes)
+    assert stats[0]["n_clusters"] == occupied.size
+    np.testing.assert_array_equal(
+        stats[0]["mallows_theta"][0], chain.stats.theta[chain.state.labels[0]].astype(np.float32))

@@ -151,6 +151,11 @@ class PartitionStep(ChainSetup, BlockedStep):
       needed :meth:`chains_of` (every ChainState in it, default the draw's) and
       :meth:`load_container` (load new labels into an existing container; default:
       a new one).
+    - :meth:`summary` ``(chain, args)``: the draw's :class:`~.info.Summary` when
+      the kernels' collapsed ``summarise`` does not apply (MallowsGibbs); with
+      :meth:`chains_of` returning ``()`` no ChainState's caches are refreshed and
+      ``args.params``, ``args.data`` are None. ``accept_explicit = True`` lets the
+      target list likelihoods with explicit block parameters.
     - :meth:`finish_info` ``(info, summary)``: statistics that depend on the draw's
       summary (PBC's ``log_target``); default the info as it is.
     - :meth:`start_chain` ``(rng)``: per-chain scratch (call ``super()`` first: it
@@ -172,6 +177,10 @@ class PartitionStep(ChainSetup, BlockedStep):
     """
 
     default_blocked = False  # one step instance per partition variable
+    #: Whether the step's kernels hold explicit block parameters, so the target lists
+    #: likelihoods that declare them instead of refusing them (``PartitionTarget``'s
+    #: ``accept_explicit``; MallowsGibbs).
+    accept_explicit = False
     #: The move's record (:mod:`.info`); its fields follow :class:`~.info.Summary`'s
     #: in ``stats_dtypes_shapes``.
     Info = NoInfo
@@ -199,7 +208,8 @@ class PartitionStep(ChainSetup, BlockedStep):
                 f"{[v.name for v in value_vars]}. Create one step per partition."
             )
         self.vars = value_vars
-        self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs)
+        self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs,
+                                      accept_explicit=self.accept_explicit)
         self.set_rng(rng)  # also creates the (empty) per-chain state
 
     def start_chain(self, rng):
@@ -248,6 +258,16 @@ class PartitionStep(ChainSetup, BlockedStep):
         the hyperparameters; default the draw's."""
         return (self.chain_of(container),)
 
+    def summary(self, chain, args):
+        """The :class:`~.info.Summary` of the draw ``chain`` (its canonical labels
+        written to ``chain.labels``); default the kernels' ``summarise`` (collapsed
+        log joint). A step whose state is not a collapsed one (explicit block
+        parameters) computes its own."""
+        n_blocks, largest, log_joint = summarise(
+            chain.state, args.prior_params, args.params, chain.stats, chain.labels, chain.scratch
+        )
+        return Summary(int(n_blocks), largest / self.target.n, float(log_joint))
+
     def finish_info(self, info, summary):
         """The Info record given the draw's :class:`~.info.Summary`; default ``info``."""
         return info
@@ -271,6 +291,7 @@ class PartitionStep(ChainSetup, BlockedStep):
         elif not np.array_equal(labels, self.chain_of(container).labels):
             container = self.load_container(container, target.validate_labels(labels), args)
         self._container = container
+        params = data = None  # no ChainState follows the hyperparameters: none needed
         for chain in self.chains_of(container):
             params, _, data = target.kernel_args(chain, values, per_lik)
         args = args._replace(params=params, data=data)
@@ -282,10 +303,7 @@ class PartitionStep(ChainSetup, BlockedStep):
             self._container = None
             raise
         chain = self.chain_of(container)
-        n_blocks, largest, log_joint = summarise(
-            chain.state, prior_params, params, chain.stats, chain.labels, chain.scratch
-        )
-        summary = Summary(int(n_blocks), largest / target.n, float(log_joint))
+        summary = self.summary(chain, args)
         info = self.finish_info(info, summary)
         new_point = dict(point)
         new_point[target.name] = chain.labels.copy()

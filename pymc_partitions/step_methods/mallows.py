@@ -3,6 +3,7 @@ Generalized Mallows models (Meilă & Chen 2010)."""
 
 import math
 import warnings
+from typing import Annotated, NamedTuple
 
 import numpy as np
 from pymc.step_methods.compound import Competence
@@ -17,17 +18,10 @@ from pymc_partitions.kernels import mallows_gibbs as mg
 from pymc_partitions.kernels import mallows_split_merge as msm
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.partitions import canonicalize
-from pymc_partitions.step_methods.base import (
-    ApproximateStepWarning,
-    PartitionStep,
-    step_arguments,
-)
+from pymc_partitions.step_methods.base import ApproximateStepWarning, PartitionStep
 from pymc_partitions.step_methods.chain_state import chain_state
-from pymc_partitions.step_methods.target import (
-    PartitionModelError,
-    PartitionTarget,
-    explicit_likelihoods,
-)
+from pymc_partitions.step_methods.info import Summary, split_merge_counts, stats_dtypes_shapes
+from pymc_partitions.step_methods.target import PartitionModelError, explicit_likelihoods
 
 #: Blocks reported per draw by default (``max_reported_clusters``).
 DEFAULT_REPORTED = 64
@@ -36,8 +30,6 @@ METHODS = ("slice", "exact_beta", "beta")
 BETA_METHODS = ("exact_beta", "beta")
 #: Split-merge updates per iteration (``n_split_merge``) by default.
 DEFAULT_SPLIT_MERGE = 20
-#: Sampler statistics of the split-merge move (``split_merge=True``), per iteration.
-SPLIT_MERGE_STATS = ("split_proposed", "split_accepted", "merge_proposed", "merge_accepted")
 
 
 def mallows_likelihoods(model, rv):
@@ -45,6 +37,46 @@ def mallows_likelihoods(model, rv):
     ``MallowsGibbs`` as its ``explicit_step``)."""
     return [lik for lik in explicit_likelihoods(model, rv)
             if getattr(lik.owner.op, "explicit_step", None) == "MallowsGibbs"]
+
+
+class MallowsInfo(NamedTuple):
+    """What one MallowsGibbs iteration did (beside :class:`~.info.Summary`).
+
+    Attributes
+    ----------
+    sigma_accept
+        Fraction of sigma proposals accepted this iteration (NaN when none was made:
+        Beta-Gibbs with one-ranking clusters only).
+    mallows_sigma
+        (K_max, n) int16, central permutation (items best first) of canonical block
+        k of the draw, -1 beyond its blocks.
+    mallows_theta
+        (K_max, T) float32, its dispersions theta_1..theta_T, NaN beyond its blocks.
+    """
+
+    sigma_accept: np.float64
+    mallows_sigma: Annotated[np.int16, (None, None)]
+    mallows_theta: Annotated[np.float32, (None, None)]
+
+
+class MallowsSplitMergeInfo(NamedTuple):
+    """:class:`MallowsInfo` and the split-merge counts (``split_merge=True``).
+
+    Attributes
+    ----------
+    sigma_accept, mallows_sigma, mallows_theta
+        As in :class:`MallowsInfo`.
+    split_proposed, split_accepted, merge_proposed, merge_accepted
+        This iteration's split-merge counts.
+    """
+
+    sigma_accept: np.float64
+    mallows_sigma: Annotated[np.int16, (None, None)]
+    mallows_theta: Annotated[np.float32, (None, None)]
+    split_proposed: np.int64
+    split_accepted: np.int64
+    merge_proposed: np.int64
+    merge_accepted: np.int64
 
 
 class MallowsGibbs(PartitionStep):
@@ -167,6 +199,16 @@ class MallowsGibbs(PartitionStep):
     ``"beta"`` warns (:class:`~pymc_partitions.step_methods.base.ApproximateStepWarning`,
     once per step instance).
 
+    *Through the generic path.* The model is read by
+    :class:`~pymc_partitions.step_methods.target.PartitionTarget` (the likelihood
+    declares explicit block parameters on its op; ``accept_explicit``), the chain is
+    a :class:`~pymc_partitions.step_methods.chain_state.ChainState` whose ``state``
+    is the slot-form partition and whose ``stats`` are the per-slot statistics with
+    sigma_c, theta_c beside them (:mod:`pymc_partitions.kernels.mallows_gibbs`'s
+    records), and the iteration is the template's ``step()``: :meth:`move` returns a
+    :class:`MallowsInfo` (:class:`MallowsSplitMergeInfo`), :meth:`summary` the
+    label-invariant statistics of the explicit state.
+
     When the partition reaching the step is not the one it wrote (a new chain,
     ``initvals``, another step moved z), each cluster's parameters are drawn from
     the prior and updated by step 2 before the iteration.
@@ -251,12 +293,9 @@ class MallowsGibbs(PartitionStep):
     #: Negative controls only: a wrong split-merge ratio (kernels.mallows_split_merge).
     _split_merge_control = msm.EXACT
     move_description = "a Slice-Gibbs sweep"
-    stats_dtypes_shapes = {  # noqa: RUF012 - PyMC's protocol; shapes set per instance
-        **PartitionStep.stats_dtypes_shapes,
-        "sigma_accept": (np.float64, []),
-        "mallows_sigma": (np.int16, [None, None]),
-        "mallows_theta": (np.float32, [None, None]),
-    }
+    #: The GeneralizedMallows term holds explicit block parameters (sigma_c, theta_c).
+    accept_explicit = True
+    Info = MallowsInfo  # MallowsSplitMergeInfo per instance with split_merge=True
 
     def __init__(self, vars, method="slice", n_gibbs=10, n_slices=3,
                  max_reported_clusters=None, slice_width=1.0, split_merge=False,
@@ -286,32 +325,28 @@ class MallowsGibbs(PartitionStep):
         if not (np.isfinite(width) and width > 0):
             raise ValueError(f"{owner}: 'slice_width' must be positive, got {slice_width!r}.")
         self.width = width
-        model, value_vars = step_arguments(owner, vars, model, rng, "[z]")
-        if len(value_vars) != 1:
-            raise ValueError(f"{owner} samples one partition variable per step; got "
-                             f"{[v.name for v in value_vars]}.")
-        self.vars = value_vars
-        self._read_model(model, value_vars[0], compile_kwargs)
+        # The template's construction: vars checked, the model read once by
+        # PartitionTarget (accept_explicit), the per-chain state created.
+        super().__init__(vars, model=model, blocked=blocked, rng=rng,
+                         initial_point=initial_point, compile_kwargs=compile_kwargs)
+        self._read_model(self.target.model)
+        if self.split_merge:
+            self.Info = MallowsSplitMergeInfo
         k_max = self.N if max_reported_clusters is None and self.N <= DEFAULT_REPORTED else (
             DEFAULT_REPORTED if max_reported_clusters is None else
             integer_arg("max_reported_clusters", max_reported_clusters, owner, minimum=1))
         self.k_max = min(k_max, self.N)
+        # The records' fields, with the shapes of this model: PyMC reads these instance
+        # attributes. PyMC 5's NDArray backend allocates each stat as
+        # np.zeros(draws, dtype): a subarray dtype (dtype, shape) makes that a
+        # (draws, *shape) array.
+        shapes = {"mallows_sigma": [self.k_max, self.n_items],
+                  "mallows_theta": [self.k_max, self.T]}
         self.stats_dtypes_shapes = {
-            "n_clusters": (np.int64, []),
-            "largest_cluster_frac": (np.float64, []),
-            "log_joint": (np.float64, []),
-            "sigma_accept": (np.float64, []),
-            "mallows_sigma": (np.int16, [self.k_max, self.n_items]),
-            "mallows_theta": (np.float32, [self.k_max, self.T]),
-        }
-        if self.split_merge:
-            self.stats_dtypes_shapes.update({name: (np.int64, []) for name in SPLIT_MERGE_STATS})
-        # Shapes depend on the model: PyMC reads these instance attributes. PyMC 5's
-        # NDArray backend allocates each stat as np.zeros(draws, dtype): a subarray
-        # dtype (dtype, shape) makes that a (draws, *shape) array.
+            k: (d, shapes.get(k, sh))
+            for k, (d, sh) in stats_dtypes_shapes(Summary, self.Info).items()}
         self.stats_dtypes = [{k: (np.dtype((d, tuple(sh))) if sh else d)
                               for k, (d, sh) in self.stats_dtypes_shapes.items()}]
-        self.set_rng(rng)
         if method == "beta":
             warnings.warn(
                 f"{owner}: method='beta' is the paper's infinite-n approximation (B(a, b) in "
@@ -323,13 +358,12 @@ class MallowsGibbs(PartitionStep):
             )
 
     # ------------------------------------------------------------------ model reading
-    def _read_model(self, model, value_var, compile_kwargs):
+    def _read_model(self, model):
         # One reading of the model, as for every step (PartitionTarget): the prior's
         # hyperparameter function (alpha), the refusal of other terms on z and of
         # Potentials on z; the likelihood is found by its op's protocol
         # (explicit_block_parameters), its constants read by the op (kernel_data).
-        self.target = target = PartitionTarget(model, value_var, "MallowsGibbs",
-                                               compile_kwargs, accept_explicit=True)
+        target = self.target
         rv = target.rv
         if not isinstance(target.prior_op, CRPRV):
             raise PartitionModelError(
@@ -388,18 +422,12 @@ class MallowsGibbs(PartitionStep):
             return Competence.IDEAL
         return Competence.INCOMPATIBLE
 
-    # ------------------------------------------------------------------ chain state
+    # ------------------------------------------------------------------ the container
     def start_chain(self, rng):
-        self.target.refresh_data()
-        self._chain = None
-        self._stream = new_stream(rng)
+        super().start_chain(rng)
+        self._work = None
 
-    def _alpha(self, point):
-        """alpha at ``point`` (the target's compiled function; the CRP op's check)."""
-        values, _, _ = self.target.params(point)
-        return float(values[0]), values
-
-    def _new_chain(self, labels, values):
+    def new_container(self, labels, args):
         """A :class:`ChainState` over the point's ``labels``: state the slot-form
         partition (:class:`~pymc_partitions.kernels.mallows_gibbs.MallowsSlots`),
         stats the per-slot statistics with (sigma_c, theta_c) beside them
@@ -414,8 +442,9 @@ class MallowsGibbs(PartitionStep):
         for i in range(N):
             mg.add_ranking(stats.counts, stats.n_at_least, self.orderings[i],
                            self.lengths[i], labels[i])
-        chain = chain_state(slots, stats, N, values, shared=tuple(self.data))
+        chain = chain_state(slots, stats, N, args.values, shared=tuple(self.data))
         w = self.orderings.shape[1]
+        # Scratch the kernels overwrite (not state; the sweep order is chain.order).
         self._work = {
             "log_w": np.empty(N + 2), "cand": np.empty(N + 2, dtype=np.int64),
             "tree": np.zeros(n + 1, dtype=np.int64),
@@ -436,21 +465,25 @@ class MallowsGibbs(PartitionStep):
         if not mg.prior_parameters(slots.sizes, stats.sigma, stats.pos, stats.theta, self.nu,
                                    self.r, self._stream):
             raise RuntimeError("MallowsGibbs: a theta draw from the prior failed.")
-        self._chain = chain
         self._update_parameters(chain)
         return chain
 
+    def chains_of(self, container):
+        # No collapsed component: no cache follows the hyperparameters (alpha is read
+        # by the move itself).
+        return ()
+
     def _grow(self, ch):
-        """Chain ``ch`` with its slot capacity doubled (at most N + 1): a new
-        :class:`ChainState` (the step's chain from now on) with the old slots in its
-        first rows and the same order and canonical labels."""
+        """Double the slot capacity of chain ``ch`` (at most N + 1), in place: its
+        state and stats become larger records with the old slots in their first rows;
+        its order, labels and scratch arrays stay."""
         cap = min(self.N + 1, 2 * ch.state.sizes.shape[0])
         slots, stats = mg.grow(ch.state, ch.stats, cap)
-        grown = chain_state(slots, stats, self.N, ch.hyper_values, shared=tuple(self.data))
-        np.copyto(grown.order, ch.order)
-        np.copyto(grown.labels, ch.labels)
-        self._chain = grown
-        return grown
+        fresh = chain_state(slots, stats, self.N, ch.hyper_values, shared=tuple(self.data))
+        keep = {id(fresh.labels): ch.labels, id(fresh.log_w): ch.log_w,
+                id(fresh.order): ch.order, id(fresh.scratch): ch.scratch}
+        ch.state, ch.stats = slots, stats
+        ch.owned = tuple(keep.get(id(a), a) for a in fresh.owned)
 
     def _update_parameters(self, ch):
         """Step 2 (cluster parameters); returns (accepted, proposed) sigma proposals."""
@@ -493,7 +526,7 @@ class MallowsGibbs(PartitionStep):
                     s["node_theta"], s["node_logw"], s["saved_rows"], s["status"])
                 if stop < 0:
                     break
-                ch = self._grow(ch)
+                self._grow(ch)
                 start = stop
                 continue
             log_psi_cum = np.empty((ch.state.sizes.shape[0], self.orderings.shape[1] + 1))
@@ -505,7 +538,7 @@ class MallowsGibbs(PartitionStep):
                 s["placed"], s["rest"], log_psi_cum, s["status"])
             if stop < 0:
                 break
-            ch = self._grow(ch)
+            self._grow(ch)
             start = stop
         self._check_status(s)
 
@@ -528,31 +561,25 @@ class MallowsGibbs(PartitionStep):
                 s["codes"], s["taken"], s["placed"], s["rest"], outcomes, s["status"])
             if stop < 0:
                 break
-            ch = self._grow(ch)
+            self._grow(ch)
             start = stop
         self._check_status(s)
         return outcomes
 
     # ------------------------------------------------------------------ one iteration
-    def step(self, point):
-        alpha, values = self._alpha(point)
-        labels = np.asarray(point[self.name_z])
-        ch = self._chain
-        if ch is None or not np.array_equal(labels, ch.labels):
-            ch = self._new_chain(labels, values)
-        ch.hyper_values = values
+    def move(self, ch, args):
+        """Steps 1 (reassignment), the optional split-merge updates, and 2 (cluster
+        parameters) on chain ``ch``; the draw's canonical labels to ``ch.labels``;
+        the Info record with the reported blocks' (sigma_c, theta_c)."""
+        alpha = float(args.values[0])
         if self._reassign_sweeps:
             self._reassign(ch, alpha)
-            ch = self._chain  # grown if a new cluster found no free slot
         if self.split_merge:
             outcomes = self._split_merge(ch, alpha)
-            ch = self._chain
         accepted, proposed = self._update_parameters(ch)
-        sizes = ch.state.sizes
-        occupied = np.flatnonzero(sizes)
-        K = occupied.size
         canon = canonicalize(ch.state.labels)
         np.copyto(ch.labels, canon)
+        K = int(canon.max()) + 1
         # slot of canonical block k: the slot of the first item with canonical label k
         first = np.zeros(K, dtype=np.int64)
         first[canon[::-1]] = np.arange(self.N - 1, -1, -1)
@@ -562,27 +589,23 @@ class MallowsGibbs(PartitionStep):
         theta_out = np.full((self.k_max, self.T), np.nan, dtype=np.float32)
         sigma_out[:k_rep] = ch.stats.sigma[slots[:k_rep]]
         theta_out[:k_rep] = ch.stats.theta[slots[:k_rep]]
-        block_sizes = sizes[occupied]
-        log_prior = self.target.prior_op.log_prior_from_sizes(values, block_sizes, self.N)
-        s = self._work
-        log_lik = mg.explicit_log_likelihood(sizes, ch.stats.counts, ch.stats.n_at_least,
-                                             ch.stats.pos, ch.stats.theta, self.nu, self.r,
-                                             self.log_prior_norm, s["sums"])
-        new_point = dict(point)
-        new_point[self.name_z] = canon.copy()
-        stats = {
-            "n_clusters": int(K),
-            "largest_cluster_frac": float(block_sizes.max()) / self.N,
-            "log_joint": float(log_prior + log_lik),
+        fields = {
             "sigma_accept": float(accepted) / proposed if proposed else np.nan,
             "mallows_sigma": sigma_out,
             "mallows_theta": theta_out,
         }
         if self.split_merge:
-            rejected_split, accepted_split, rejected_merge, accepted_merge = (
-                int(c) for c in outcomes)
-            stats.update(split_proposed=rejected_split + accepted_split,
-                         split_accepted=accepted_split,
-                         merge_proposed=rejected_merge + accepted_merge,
-                         merge_accepted=accepted_merge)
-        return new_point, [stats]
+            fields.update(split_merge_counts(outcomes))
+        return self.Info(**fields)
+
+    def summary(self, ch, args):
+        """n_clusters, largest_cluster_frac and log_joint = log p(z | alpha) +
+        sum_c [log P0(sigma_c, theta_c) + sum_i log GM] of the explicit state."""
+        sizes = ch.state.sizes
+        block_sizes = sizes[np.flatnonzero(sizes)]
+        log_prior = self.target.prior_op.log_prior_from_sizes(args.values, block_sizes, self.N)
+        log_lik = mg.explicit_log_likelihood(sizes, ch.stats.counts, ch.stats.n_at_least,
+                                             ch.stats.pos, ch.stats.theta, self.nu, self.r,
+                                             self.log_prior_norm, self._work["sums"])
+        return Summary(int(block_sizes.size), float(block_sizes.max()) / self.N,
+                       float(log_prior + log_lik))
