@@ -170,3 +170,14 @@ def test_the_template_step_sampling_a_tempered_target_is_caught():
     idata = sample(model, draws=1500, seed=4, step=step)
     verdict = judge(exact, draws_of(idata))
     assert not verdict.passed, verdict.row()
+
+
+def test_the_kernels_share_the_outcome_layout_the_records_read():
+    """split_merge_counts reads split-merge's, the mutation's and ARM's counters by
+    split_merge's indices: the kernels must agree on them."""
+    from pymc_partitions.kernels import arm, mutation, split_merge
+
+    names = ("SPLIT_REJECTED", "SPLIT_ACCEPTED", "MERGE_REJECTED", "MERGE_ACCEPTED")
+    for kernel in (mutation, arm):
+        assert [getattr(kernel, k) for k in names] == [getattr(split_merge, k) for k in names]
+    assert sorted((arm.BLOCK_MOVES, arm.OUTSIDE_PROPOSED, arm.OUTSIDE_ACCEPTED)) == [4, 5, 6]

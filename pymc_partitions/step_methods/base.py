@@ -154,10 +154,10 @@ class PartitionStep(ChainSetup, BlockedStep):
     - :meth:`summary` ``(chain, args)``: the draw's :class:`~.info.Summary` when
       the kernels' collapsed ``summarise`` does not apply (MallowsGibbs); with
       :meth:`chains_of` returning ``()`` no ChainState's caches are refreshed and
-      ``args.params``, ``args.data`` are None. ``accept_explicit = True`` lets the
-      target list likelihoods with explicit block parameters.
+      ``args.params``, ``args.data`` are None.
     - :meth:`finish_info` ``(info, summary)``: statistics that depend on the draw's
       summary (PBC's ``log_target``); default the info as it is.
+    - :meth:`new_target`: how the model is read (default :class:`PartitionTarget`).
     - :meth:`start_chain` ``(rng)``: per-chain scratch (call ``super()`` first: it
       makes the chain's kernel stream from ``rng``, then the container is None).
     - ``competence`` (default: COMPATIBLE for partition variables), ``vars`` first,
@@ -177,10 +177,6 @@ class PartitionStep(ChainSetup, BlockedStep):
     """
 
     default_blocked = False  # one step instance per partition variable
-    #: Whether the step's kernels hold explicit block parameters, so the target lists
-    #: likelihoods that declare them instead of refusing them (``PartitionTarget``'s
-    #: ``accept_explicit``; MallowsGibbs).
-    accept_explicit = False
     #: The move's record (:mod:`.info`); its fields follow :class:`~.info.Summary`'s
     #: in ``stats_dtypes_shapes``.
     Info = NoInfo
@@ -208,9 +204,13 @@ class PartitionStep(ChainSetup, BlockedStep):
                 f"{[v.name for v in value_vars]}. Create one step per partition."
             )
         self.vars = value_vars
-        self.target = PartitionTarget(model, value_vars[0], type(self).__name__, compile_kwargs,
-                                      accept_explicit=self.accept_explicit)
+        self.target = self.new_target(model, value_vars[0], compile_kwargs)
         self.set_rng(rng)  # also creates the (empty) per-chain state
+
+    def new_target(self, model, value_var, compile_kwargs):
+        """The :class:`PartitionTarget` of ``value_var`` (the model read once); a step
+        that reads the model otherwise overrides this."""
+        return PartitionTarget(model, value_var, type(self).__name__, compile_kwargs)
 
     def start_chain(self, rng):
         # pm.set_data between runs: read pm.Data observations again (cheap if unchanged).
@@ -282,19 +282,21 @@ class PartitionStep(ChainSetup, BlockedStep):
 
     def step(self, point):
         target = self.target
+        stream = self._stream
         values, prior_params, per_lik = target.params(point)
-        args = MoveArgs(self._stream, values, prior_params, per_lik)
         labels = point[target.name]
         container = self._container
         if container is None:
-            container = self.new_container(target.validate_labels(labels), args)
+            container = self.new_container(target.validate_labels(labels),
+                                           MoveArgs(stream, values, prior_params, per_lik))
         elif not np.array_equal(labels, self.chain_of(container).labels):
-            container = self.load_container(container, target.validate_labels(labels), args)
+            container = self.load_container(container, target.validate_labels(labels),
+                                            MoveArgs(stream, values, prior_params, per_lik))
         self._container = container
         params = data = None  # no ChainState follows the hyperparameters: none needed
         for chain in self.chains_of(container):
             params, _, data = target.kernel_args(chain, values, per_lik)
-        args = args._replace(params=params, data=data)
+        args = MoveArgs(stream, values, prior_params, per_lik, params, data)
         try:
             info = self.move(container, args)
         except Exception:
@@ -308,4 +310,6 @@ class PartitionStep(ChainSetup, BlockedStep):
         new_point = dict(point)
         new_point[target.name] = chain.labels.copy()
         self.iteration += 1
-        return new_point, [{**summary._asdict(), **info._asdict()}]
+        stats = dict(zip(Summary._fields, summary))
+        stats.update(zip(info._fields, info))
+        return new_point, [stats]

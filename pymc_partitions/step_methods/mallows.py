@@ -21,7 +21,11 @@ from pymc_partitions.partitions import canonicalize
 from pymc_partitions.step_methods.base import ApproximateStepWarning, PartitionStep
 from pymc_partitions.step_methods.chain_state import chain_state
 from pymc_partitions.step_methods.info import Summary, split_merge_counts, stats_dtypes_shapes
-from pymc_partitions.step_methods.target import PartitionModelError, explicit_likelihoods
+from pymc_partitions.step_methods.target import (
+    PartitionModelError,
+    PartitionTarget,
+    explicit_likelihoods,
+)
 
 #: Blocks reported per draw by default (``max_reported_clusters``).
 DEFAULT_REPORTED = 64
@@ -201,10 +205,10 @@ class MallowsGibbs(PartitionStep):
 
     *Through the generic path.* The model is read by
     :class:`~pymc_partitions.step_methods.target.PartitionTarget` (the likelihood
-    declares explicit block parameters on its op; ``accept_explicit``), the chain is
-    a :class:`~pymc_partitions.step_methods.chain_state.ChainState` whose ``state``
-    is the slot-form partition and whose ``stats`` are the per-slot statistics with
-    sigma_c, theta_c beside them (:mod:`pymc_partitions.kernels.mallows_gibbs`'s
+    declares explicit block parameters on its op; :meth:`new_target` accepts them),
+    the chain is a :class:`~pymc_partitions.step_methods.chain_state.ChainState` whose
+    ``state`` is the slot-form partition and whose ``stats`` are the per-slot
+    statistics with sigma_c, theta_c beside them (:mod:`pymc_partitions.kernels.mallows_gibbs`'s
     records), and the iteration is the template's ``step()``: :meth:`move` returns a
     :class:`MallowsInfo` (:class:`MallowsSplitMergeInfo`), :meth:`summary` the
     label-invariant statistics of the explicit state.
@@ -293,8 +297,6 @@ class MallowsGibbs(PartitionStep):
     #: Negative controls only: a wrong split-merge ratio (kernels.mallows_split_merge).
     _split_merge_control = msm.EXACT
     move_description = "a Slice-Gibbs sweep"
-    #: The GeneralizedMallows term holds explicit block parameters (sigma_c, theta_c).
-    accept_explicit = True
     Info = MallowsInfo  # MallowsSplitMergeInfo per instance with split_merge=True
 
     def __init__(self, vars, method="slice", n_gibbs=10, n_slices=3,
@@ -325,8 +327,8 @@ class MallowsGibbs(PartitionStep):
         if not (np.isfinite(width) and width > 0):
             raise ValueError(f"{owner}: 'slice_width' must be positive, got {slice_width!r}.")
         self.width = width
-        # The template's construction: vars checked, the model read once by
-        # PartitionTarget (accept_explicit), the per-chain state created.
+        # The template's construction: vars checked, the model read once
+        # (new_target: PartitionTarget with accept_explicit), the per-chain state made.
         super().__init__(vars, model=model, blocked=blocked, rng=rng,
                          initial_point=initial_point, compile_kwargs=compile_kwargs)
         self._read_model(self.target.model)
@@ -358,6 +360,12 @@ class MallowsGibbs(PartitionStep):
             )
 
     # ------------------------------------------------------------------ model reading
+    def new_target(self, model, value_var, compile_kwargs):
+        """The :class:`PartitionTarget` listing the likelihoods with explicit block
+        parameters (the GeneralizedMallows term) instead of refusing them."""
+        return PartitionTarget(model, value_var, type(self).__name__, compile_kwargs,
+                               accept_explicit=True)
+
     def _read_model(self, model):
         # One reading of the model, as for every step (PartitionTarget): the prior's
         # hyperparameter function (alpha), the refusal of other terms on z and of
@@ -487,22 +495,22 @@ class MallowsGibbs(PartitionStep):
 
     def _update_parameters(self, ch):
         """Step 2 (cluster parameters); returns (accepted, proposed) sigma proposals."""
-        s = self._work
+        s, p, st = self._work, ch.state, ch.stats
         if self.method in BETA_METHODS:
             accepted = mb.update_parameters_beta(
-                self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
-                ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta, self.nu, self.r,
+                self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                st.n_at_least, st.sigma, st.pos, st.theta, self.nu, self.r,
                 self.log_bt1_sigma, self.finite, self._figure5_order, self.n_gibbs,
                 self._stream, s["weights"], s["proposal"], s["proposal_pos"], s["alive"],
-                s["colsum"], s["sums"], ch.stats.member, s["taken"], s["placed"], s["rest"],
+                s["colsum"], s["sums"], st.member, s["taken"], s["placed"], s["rest"],
                 s["status"])
             self._check_status(s)
-            return accepted, self.n_gibbs * int(np.count_nonzero(ch.state.sizes > 1))
+            return accepted, self.n_gibbs * int(np.count_nonzero(p.sizes > 1))
         accepted = mg.update_parameters(
-            ch.state.sizes, ch.stats.counts, ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta,
+            p.sizes, st.counts, st.n_at_least, st.sigma, st.pos, st.theta,
             self.nu, self.r, self.n_gibbs, self.n_slices, self.width, 50, self._stream,
             s["weights"], s["proposal"], s["proposal_pos"], s["alive"], s["colsum"], s["sums"])
-        return accepted, self.n_gibbs * int(np.count_nonzero(ch.state.sizes))
+        return accepted, self.n_gibbs * int(np.count_nonzero(p.sizes))
 
     def _check_status(self, s):
         if s["status"][0]:
@@ -514,12 +522,12 @@ class MallowsGibbs(PartitionStep):
         s = self._work
         start = 0
         while True:
-            order = ch.order
+            p, st, order = ch.state, ch.stats, ch.order  # new records after a growth
             if self.method in BETA_METHODS:
                 stop = mb.reassign_items_beta(
-                    self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
-                    ch.stats.n_at_least, ch.stats.sums, ch.stats.log_pred, ch.stats.sigma, ch.stats.pos,
-                    ch.stats.theta, ch.state.free, ch.state.n_free, order, start, math.log(alpha),
+                    self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                    st.n_at_least, st.sums, st.log_pred, st.sigma, st.pos,
+                    st.theta, p.free, p.n_free, order, start, math.log(alpha),
                     self.log_new, self.nu, self.r, self.log_bt1_sigma, self.log_prior_pred,
                     self.finite, self.gl_x, self.gl_w, self._stream, s["log_w"], s["cand"],
                     s["tree"], s["codes"], s["taken"], s["placed"], s["rest"],
@@ -529,10 +537,10 @@ class MallowsGibbs(PartitionStep):
                 self._grow(ch)
                 start = stop
                 continue
-            log_psi_cum = np.empty((ch.state.sizes.shape[0], self.orderings.shape[1] + 1))
+            log_psi_cum = np.empty((p.sizes.shape[0], self.orderings.shape[1] + 1))
             stop = mg.reassign_items(
-                self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
-                ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta, ch.state.free, ch.state.n_free,
+                self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                st.n_at_least, st.sigma, st.pos, st.theta, p.free, p.n_free,
                 order, start, math.log(alpha), self.log_new, self.nu, self.r, self.log_bt1,
                 self._stream, s["log_w"], s["cand"], s["tree"], s["codes"], s["taken"],
                 s["placed"], s["rest"], log_psi_cum, s["status"])
@@ -552,9 +560,10 @@ class MallowsGibbs(PartitionStep):
             return outcomes
         start = 0
         while True:
+            p, st = ch.state, ch.stats  # new records after a growth
             stop = msm.split_merge_updates(
-                self.orderings, self.lengths, ch.state.labels, ch.state.sizes, ch.stats.counts,
-                ch.stats.n_at_least, ch.stats.sigma, ch.stats.pos, ch.stats.theta, ch.state.free, ch.state.n_free,
+                self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                st.n_at_least, st.sigma, st.pos, st.theta, p.free, p.n_free,
                 self.n_split_merge, start, self.n_restricted_scans, math.log(alpha),
                 self.log_new, self.nu, self.r, self.log_bt1, self._split_merge_control,
                 self._stream, s["members"], s["side"], s["log_a"], s["log_b"], s["tree"],
