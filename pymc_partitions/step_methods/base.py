@@ -151,6 +151,10 @@ class PartitionStep(ChainSetup, BlockedStep):
       needed :meth:`chains_of` (every ChainState in it, default the draw's) and
       :meth:`load_container` (load new labels into an existing container; default:
       a new one).
+    - :meth:`summary` ``(chain, args)``: the draw's :class:`~.info.Summary` when
+      the kernels' collapsed ``summarise`` does not apply (MallowsGibbs); with
+      :meth:`chains_of` returning ``()`` no ChainState's caches are refreshed and
+      ``args.params``, ``args.data`` are None.
     - :meth:`finish_info` ``(info, summary)``: statistics that depend on the draw's
       summary (PBC's ``log_target``); default the info as it is.
     - :meth:`new_target`: how the model is read (default :class:`PartitionTarget`).
@@ -254,6 +258,16 @@ class PartitionStep(ChainSetup, BlockedStep):
         the hyperparameters; default the draw's."""
         return (self.chain_of(container),)
 
+    def summary(self, chain, args):
+        """The :class:`~.info.Summary` of the draw ``chain`` (its canonical labels
+        written to ``chain.labels``); default the kernels' ``summarise`` (collapsed
+        log joint). A step whose state is not a collapsed one (explicit block
+        parameters) computes its own."""
+        n_blocks, largest, log_joint = summarise(
+            chain.state, args.prior_params, args.params, chain.stats, chain.labels, chain.scratch
+        )
+        return Summary(int(n_blocks), largest / self.target.n, float(log_joint))
+
     def finish_info(self, info, summary):
         """The Info record given the draw's :class:`~.info.Summary`; default ``info``."""
         return info
@@ -279,21 +293,19 @@ class PartitionStep(ChainSetup, BlockedStep):
             container = self.load_container(container, target.validate_labels(labels),
                                             MoveArgs(stream, values, prior_params, per_lik))
         self._container = container
+        params = data = None  # no ChainState follows the hyperparameters: none needed
         for chain in self.chains_of(container):
             params, _, data = target.kernel_args(chain, values, per_lik)
+        args = MoveArgs(stream, values, prior_params, per_lik, params, data)
         try:
-            info = self.move(container, MoveArgs(stream, values, prior_params, per_lik, params,
-                                                 data))
+            info = self.move(container, args)
         except Exception:
             # The kernel states are valid partitions but a part-done move: reload the
             # point's labels should sampling go on.
             self._container = None
             raise
         chain = self.chain_of(container)
-        n_blocks, largest, log_joint = summarise(
-            chain.state, prior_params, params, chain.stats, chain.labels, chain.scratch
-        )
-        summary = Summary(int(n_blocks), largest / target.n, float(log_joint))
+        summary = self.summary(chain, args)
         info = self.finish_info(info, summary)
         new_point = dict(point)
         new_point[target.name] = chain.labels.copy()
