@@ -31,11 +31,7 @@ from pymc_partitions.versions import group_dataset
 from pymc_partitions.kernels import assign_labels, new_state
 from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.distributions.statistics import block_moments, block_sums, compact_labels
-from pymc_partitions.kernels.hyperparameters import (
-    beta_bernoulli_blocks_log_likelihood,
-    log_likelihood_total,
-    normal_blocks_log_likelihood,
-)
+from pymc_partitions.kernels.hyperparameters import log_likelihood_total
 from pymc_partitions.step_methods.hyperparameters import (
     kernel_prior_log_density,
     prior_log_density,
@@ -228,9 +224,11 @@ def test_prior_from_block_sizes_equals_model_logp(prior):
 
 
 def test_blocks_log_likelihoods_equal_kernel_totals():
-    """The slice step's log likelihoods from the K blocks' statistics (plain arrays)
-    equal the kernels' ``log_likelihood_total`` (per-slot log marginals), and values
-    outside the support give -inf."""
+    """The components' optional fast path (``blocks_statistics`` once per partition,
+    ``blocks_log_likelihood`` per evaluation: the slice step's log likelihoods from
+    the K blocks' statistics as plain arrays) equals the kernels'
+    ``log_likelihood_total`` (per-slot log marginals), and values outside the support
+    give -inf."""
     rng = np.random.default_rng(8)
     mu0, tau, sigma = rng.normal(size=3), rng.uniform(0.5, 2, 3), rng.uniform(0.5, 2, 3)
     a, b = rng.uniform(0.2, 3, 4), rng.uniform(0.2, 3, 4)
@@ -241,20 +239,54 @@ def test_blocks_log_likelihoods_equal_kernel_totals():
     stats, state = normal.alloc_stats(12, 3, params), new_state(12)
     assign_labels(state, params, stats, normal.make_data(x), labels)
     ref_total = log_likelihood_total(state, normal.make_params(mu0, 2 * tau, sigma, n=12), stats)
+    blocks = normal.blocks_statistics(idx, sizes, normal.make_data(x))
     mean, m2 = block_moments(idx, sizes, x)
-    assert np.isclose(normal_blocks_log_likelihood(sizes, mean, m2, mu0, 2 * tau, sigma),
-                      ref_total, rtol=1e-12)
-    assert normal_blocks_log_likelihood(sizes, mean, m2, mu0, tau, -sigma) == -np.inf
-    assert normal_blocks_log_likelihood(sizes, mean, m2, mu0 * np.inf, tau, sigma) == -np.inf
+    np.testing.assert_array_equal(blocks[1], mean)
+    np.testing.assert_array_equal(blocks[2], m2)
+    assert np.isclose(normal.blocks_log_likelihood([mu0, 2 * tau, sigma], blocks), ref_total,
+                      rtol=1e-12)
+    assert normal.blocks_log_likelihood([mu0, tau, -sigma], blocks) == -np.inf
+    assert normal.blocks_log_likelihood([mu0 * np.inf, tau, sigma], blocks) == -np.inf
     xb = (rng.random((12, 4)) < 0.4).astype(float)
     params = beta_bernoulli.make_params(a, b, n=12)
     stats, state = beta_bernoulli.alloc_stats(12, 4, params), new_state(12)
     assign_labels(state, params, stats, beta_bernoulli.make_data(xb), labels)
     ref_total = log_likelihood_total(state, beta_bernoulli.make_params(2 * a, b), stats)
-    ones = block_sums(idx, sizes, xb)
-    assert np.isclose(beta_bernoulli_blocks_log_likelihood(sizes, ones, 2 * a, b), ref_total,
+    blocks = beta_bernoulli.blocks_statistics(idx, sizes, beta_bernoulli.make_data(xb))
+    np.testing.assert_array_equal(blocks[1], block_sums(idx, sizes, xb))
+    assert np.isclose(beta_bernoulli.blocks_log_likelihood([2 * a, b], blocks), ref_total,
                       rtol=1e-12)
-    assert beta_bernoulli_blocks_log_likelihood(sizes, ones, a, 0 * b) == -np.inf
+    assert beta_bernoulli.blocks_log_likelihood([a, 0 * b], blocks) == -np.inf
+
+
+def test_hyperslice_uses_a_components_fast_path_when_present(monkeypatch):
+    """The fast path is an optional primitive of the component module: present, the
+    hyperparameter step uses it; absent, it falls back to the kernel state
+    (``log_likelihood_total``), with the same log density."""
+    from pymc_partitions.step_methods import hyperparameters as hp
+
+    with pm.Model() as model:
+        sigma = pm.HalfNormal("sigma", 1.0)
+        z = pmp.CRP("z", alpha=1.0, n=8)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=sigma,
+                            observed=np.random.default_rng(1).normal(size=(8, 2)))
+    point = model.initial_point()
+    point["z"] = np.array([0, 0, 1, 1, 2, 0, 1, 2])
+
+    def density():
+        terms = hp._PartitionTerms(model, z, [sigma], "HyperSlice", None)
+        terms.start_chain()
+        inputs = terms.inputs(point)
+        terms.load(point, inputs)
+        return terms._fast[0], terms.log_density("sigma_log__", terms.values(inputs))
+
+    fast, with_fast = density()
+    assert fast is not None and fast[1] is normal.blocks_log_likelihood
+    monkeypatch.delattr(normal, "blocks_log_likelihood")
+    fast, without = density()
+    assert fast is None
+    assert np.isclose(with_fast, without, rtol=1e-12)
+    assert np.isfinite(with_fast)
 
 
 def _all_free_models():

@@ -189,25 +189,25 @@ def test_beta_gibbs_statistics_are_incremental(method):
     point = model.initial_point()
     for _ in range(3):
         point, _ = step.step(point)
-    ch = step._chain
-    step._reassign(ch, 8.0)
-    assert ch["sizes"].shape[0] > 8  # grown
+    step._reassign(step._container, 8.0)
+    ch = step._container  # the grown chain
+    assert ch.state.sizes.shape[0] > 8  # grown
     n, T = step.n_items, step.T
     sums = np.empty(T, dtype=np.int64)
     row = np.empty(n)
     scratch = np.empty(mb.MAX_NODES), np.empty(mb.MAX_NODES)
-    for c in np.flatnonzero(ch["sizes"]):
-        mk.stage_statistics(ch["counts"][c], ch["pos"][c], sums)
-        np.testing.assert_array_equal(ch["sums"][c], sums)
+    for c in np.flatnonzero(ch.state.sizes):
+        mk.stage_statistics(ch.stats.counts[c], ch.stats.pos[c], sums)
+        np.testing.assert_array_equal(ch.stats.sums[c], sums)
         for j in range(T):
             m = n - 1 - j
-            if ch["n_at_least"][c, j] == 0:
+            if ch.stats.n_at_least[c, j] == 0:
                 expect = step.log_prior_pred[j, : m + 1]
             else:
-                mb.predictive_row(step.nu * step.r[j] + sums[j], step.nu + ch["n_at_least"][c, j],
+                mb.predictive_row(step.nu * step.r[j] + sums[j], step.nu + ch.stats.n_at_least[c, j],
                                   m, step.finite, step.gl_x, step.gl_w, *scratch, row)
                 expect = row[: m + 1]
-            np.testing.assert_allclose(ch["log_pred"][c, j, : m + 1], expect, rtol=0,
+            np.testing.assert_allclose(ch.stats.log_pred[c, j, : m + 1], expect, rtol=0,
                                        atol=1e-12)
 
 
@@ -275,6 +275,33 @@ def test_theta_exact_draw_and_slice_match_the_density(a, c, m):
 def test_gibbs_refuses_a_generalized_mallows_partition():
     model = gm_model()
     with model, pytest.raises(PartitionModelError, match="MallowsGibbs"):
+        pmp.Gibbs([model["z"]])
+
+
+def test_explicit_parameters_are_a_property_of_the_op(monkeypatch):
+    """Generic code reads the likelihood protocol, not the class: a step's refusal
+    names the op's ``explicit_step``; competence follows it; without the declaration
+    the term is just one more dependent of z that a collapsed step refuses."""
+    from pymc.step_methods.compound import Competence
+
+    from pymc_partitions.step_methods.target import explicit_likelihoods
+
+    model = gm_model()
+    op_type = type(model["y"].owner.op)
+    assert [v.name for v in explicit_likelihoods(model, model["z"])] == ["y"]
+    with model:
+        assert pmp.MallowsGibbs.competence(model["z"]) == Competence.IDEAL
+    monkeypatch.setattr(op_type, "explicit_step", "OtherSampler")
+    with model, pytest.raises(PartitionModelError, match=r"pmp\.OtherSampler\(\[z\]\)"):
+        pmp.Gibbs([model["z"]])
+    with model:
+        assert pmp.MallowsGibbs.competence(model["z"]) == Competence.INCOMPATIBLE
+        assert pmp.Gibbs.competence(model["z"]) == Competence.INCOMPATIBLE
+        with pytest.raises(PartitionModelError, match="exactly one"):
+            pmp.MallowsGibbs([model["z"]])
+    monkeypatch.setattr(op_type, "explicit_block_parameters", False)
+    assert explicit_likelihoods(model, model["z"]) == []
+    with model, pytest.raises(PartitionModelError, match="other than as a collapsed"):
         pmp.Gibbs([model["z"]])
 
 
@@ -507,3 +534,30 @@ def test_potential_in_the_gradient_density_when_nothing_is_left_out():
     for mu in (-1.0, 0.0, 2.5):
         point["mu"] = np.asarray(mu)
         assert logp(mu) == full(point)
+
+
+@pytest.mark.parametrize("split_merge", [False, True])
+def test_statistics_are_the_summary_and_info_records(split_merge):
+    """MallowsGibbs goes through the one step template: its statistics are the
+    Summary's and its Info record's fields (this model's shapes), in that order,
+    documented; one step returns exactly those, and its chain is a ChainState whose
+    stats hold (sigma_c, theta_c) per slot."""
+    from pymc_partitions.step_methods.chain_state import ChainState
+    from pymc_partitions.step_methods.info import Summary, undocumented
+    from pymc_partitions.step_methods.mallows import MallowsInfo, MallowsSplitMergeInfo
+
+    model = gm_model()
+    with model:
+        step = pmp.MallowsGibbs([model["z"]], split_merge=split_merge, rng=3)
+    info = MallowsSplitMergeInfo if split_merge else MallowsInfo
+    assert step.Info is info and undocumented(info) == []
+    assert list(step.stats_dtypes_shapes) == [*Summary._fields, *info._fields]
+    assert step.stats_dtypes_shapes["mallows_sigma"] == (np.int16, [step.k_max, step.n_items])
+    _, stats = step.step(model.initial_point())
+    assert list(stats[0]) == list(step.stats_dtypes_shapes)
+    chain = step._container
+    assert isinstance(chain, ChainState)
+    occupied = np.flatnonzero(chain.state.sizes)
+    assert stats[0]["n_clusters"] == occupied.size
+    np.testing.assert_array_equal(
+        stats[0]["mallows_theta"][0], chain.stats.theta[chain.state.labels[0]].astype(np.float32))

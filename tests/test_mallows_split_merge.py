@@ -113,15 +113,15 @@ def test_split_merge_grows_the_slot_arrays():
     point = model.initial_point()
     for _ in range(4):
         point, stats = step.step(point)
-    ch = step._chain
-    assert ch["sizes"].shape[0] > 8 and stats[0]["split_accepted"] >= 0
-    counts = np.zeros_like(ch["counts"])
-    n_at_least = np.zeros_like(ch["n_at_least"])
+    ch = step._container
+    assert ch.state.sizes.shape[0] > 8 and stats[0]["split_accepted"] >= 0
+    counts = np.zeros_like(ch.stats.counts)
+    n_at_least = np.zeros_like(ch.stats.n_at_least)
     for i in range(orderings.shape[0]):
-        mk.add_ranking(counts, n_at_least, orderings[i], 5, ch["labels"][i])
-    np.testing.assert_array_equal(counts, ch["counts"])
-    np.testing.assert_array_equal(np.bincount(ch["labels"], minlength=ch["sizes"].shape[0]),
-                                  ch["sizes"])
+        mk.add_ranking(counts, n_at_least, orderings[i], 5, ch.state.labels[i])
+    np.testing.assert_array_equal(counts, ch.stats.counts)
+    np.testing.assert_array_equal(np.bincount(ch.state.labels, minlength=ch.state.sizes.shape[0]),
+                                  ch.state.sizes)
 
 
 # ------------------------------------------------------------------ mixing (issue 34, 7)
@@ -197,3 +197,12 @@ def test_readme_mallows_snippet_chains_agree():
     budget = int(re.search(r"runs in under (\d+) s", README_TEXT()).group(1))
     assert seconds < budget, f"{seconds:.1f} s > the README's {budget} s"
     assert "split_merge=True" in snippet("Rankings (Generalized Mallows mixtures)")
+
+
+def test_outcome_layout_is_the_one_the_info_record_reads():
+    """MallowsGibbs reports the split-merge counts through info.split_merge_counts,
+    which reads split_merge's indices: the Mallows kernel must use the same."""
+    from pymc_partitions.kernels import split_merge
+
+    names = ("SPLIT_REJECTED", "SPLIT_ACCEPTED", "MERGE_REJECTED", "MERGE_ACCEPTED")
+    assert [getattr(msm, k) for k in names] == [getattr(split_merge, k) for k in names]

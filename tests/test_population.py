@@ -11,6 +11,7 @@ chains.
 """
 
 import pickle
+from typing import NamedTuple
 
 import numpy as np
 import pymc as pm
@@ -31,25 +32,36 @@ def coclustering_distance(a, b):
     return int(((a[:, None] == a[None]) != (b[:, None] == b[None])).sum())
 
 
+class ProbeInfo(NamedTuple):
+    """What the probe saw.
+
+    Attributes
+    ----------
+    other_distance
+        Co-clustering distance between this chain's and the next chain's labels.
+    iteration
+        This chain's completed iterations before this one.
+    """
+
+    other_distance: np.int64
+    iteration: np.int64
+
+
 class Probe(PopulationStep):
     """One Gibbs sweep; records the co-clustering distance between this chain's and
     the next chain's labels as the population showed them, and the iteration."""
 
     name = "test_population_probe"
-    stats_dtypes_shapes = {
-        **PopulationStep.stats_dtypes_shapes,
-        "other_distance": (np.int64, []),
-        "iteration": (np.int64, []),
-    }
+    Info = ProbeInfo
 
-    def move(self, stream, chain, prior_params, params, stats, data):
+    def move(self, chain, args):
         labels = self.population_labels()
         assert labels.dtype == np.int16
         own, other = labels[self.this_chain], labels[(self.this_chain + 1) % len(labels)]
-        failed = gibbs.run_sweeps(stream, 1, chain.state, prior_params, params, stats, data,
-                                  chain.log_w, chain.order)
-        return failed, {"other_distance": coclustering_distance(own, other),
-                        "iteration": self.iteration}
+        failed = gibbs.run_sweeps(args.stream, 1, chain.state, args.prior_params, args.params,
+                                  chain.stats, args.data, chain.log_w, chain.order)
+        self.fail_if(failed, args)
+        return ProbeInfo(coclustering_distance(own, other), self.iteration)
 
 
 class Swap(Probe):
@@ -63,14 +75,12 @@ class Swap(Probe):
 
     name = "test_population_swap"
 
-    def move(self, stream, chain, prior_params, params, stats, data):
+    def move(self, chain, args):
         partner = self.this_chain ^ 1
         if self.iteration % 2 == 1 and partner < len(self.population):
-            target = self.target
-            values, _, per_lik = target.params(self.population[self.this_chain])
-            labels = np.asarray(self.population[partner][target.name], dtype=np.int64)
-            copy_into(chain, target.new_chain_state(labels, values, per_lik))
-        return super().move(stream, chain, prior_params, params, stats, data)
+            labels = np.asarray(self.population[partner][self.target.name], dtype=np.int64)
+            copy_into(chain, self.new_chain(labels, args))
+        return super().move(chain, args)
 
 
 class Boom(Probe):
@@ -78,10 +88,10 @@ class Boom(Probe):
 
     name = "test_population_boom"
 
-    def move(self, stream, chain, prior_params, params, stats, data):
+    def move(self, chain, args):
         if self.this_chain == 1 and self.iteration == 3:
             raise pmp.ImpossibleConditionalError("boom in chain 1", 2)
-        return super().move(stream, chain, prior_params, params, stats, data)
+        return super().move(chain, args)
 
 
 class Solo(Probe):

@@ -92,59 +92,33 @@ GROUP = "log_likelihood"
 WHO = "pmp.compute_log_likelihood"
 
 
-def mallows_refusal(names):
-    r"""The error both entries (``pmp.compute_log_likelihood``, ``pm.compute_log_likelihood``
-    and so ``pm.sample(idata_kwargs={"log_likelihood": True})``, checked before the
-    first draw) raise for the GeneralizedMallows variables ``names``.
-
-    Why no pointwise terms: the GM likelihood does not factorise over rankings once
-    the cluster parameters are integrated out, and its model log density is one joint
-    term per draw (ArviZ would read it as one data point: issue 34 measured elpd
-    -233.6 from "1 data point"). The per-ranking leave-one-out term
-    :math:`\log p(\pi_i \mid \pi_{-i}, z_{-i}, \nu, r) = \log \sum_k p(z_i = k
-    \mid z_{-i})\, m(\pi_{k} \cup \pi_i) / m(\pi_k)` needs two exact marginals m
-    per cluster, each a sum over the n! central permutations (Meilă & Chen 2010,
-    eq. 15), so N K n! stage sums per draw: exact only for n <= 7, and then 2.5
-    million per draw at N = 100, K = 5, n = 7 (5 billion for 2,000 draws; not cheap). Conditioning on the
-    sampler's explicit (sigma_c, theta_c) instead would be cheap but is not the
-    predictive of a left-out ranking (the parameters were fitted with it), so it is
-    not offered either. Refusing in both entries with one message keeps them
-    consistent and never silently wrong.
-    """
-    names = list(names)
-    quoted = ", ".join(f"'{v}'" for v in names)
-    return ValueError(
-        f"GeneralizedMallows {quoted}: no pointwise log-likelihood for az.loo / az.compare. "
-        f"The Generalized Mallows likelihood does not factorise over rankings: its log "
-        f"density is one joint term per draw (which az.loo would take for a single data "
-        f"point), and the per-ranking leave-one-out terms log p(pi_i | pi_-i, z_-i, nu, r) "
-        f"are not implemented (each needs exact marginals, sums over the n! central "
-        f"permutations per cluster and draw). Leave {quoted} out: do not pass "
-        f"idata_kwargs={{'log_likelihood': True}} to pm.sample, and give "
-        f"pm.compute_log_likelihood / pmp.compute_log_likelihood var_names without it."
-    )
-
-
-def mallows_names(model, names=None):
-    """The GeneralizedMallows variables of ``model`` among ``names`` (None: all observed)."""
-    from pymc_partitions.distributions.mallows import GeneralizedMallowsRV
-
-    found = [rv.name for rv in model.observed_RVs
-             if isinstance(getattr(rv.owner, "op", None), GeneralizedMallowsRV)]
-    if names is None:
-        return found
-    names = [names] if isinstance(names, str) else list(names)
-    return [v for v in found if v in names]
+def unavailable_pointwise(model, names=None):
+    """``{op: [names]}``: the observed variables of ``model`` among ``names`` (None: all
+    observed) whose op has no pointwise log-likelihood (it declares
+    ``pointwise_logp_unavailable(names)``, returning the error to raise; e.g.
+    :class:`~pymc_partitions.GeneralizedMallows`, which says why)."""
+    if names is not None:
+        names = [names] if isinstance(names, str) else list(names)
+    found = {}
+    for rv in model.observed_RVs:
+        op = getattr(rv.owner, "op", None)
+        if not hasattr(op, "pointwise_logp_unavailable"):
+            continue
+        if names is None or rv.name in names:
+            found.setdefault(op, [])
+            if rv.name not in found[op]:
+                found[op].append(rv.name)
+    return found
 
 
 def check_log_likelihood_request(model, var_names=None):
-    """Raise :func:`mallows_refusal` if the log-likelihoods asked for (``var_names``;
-    None: every observed variable) include a GeneralizedMallows. Called by both
-    entries and, before sampling, by ``pm.sample(idata_kwargs={"log_likelihood": ...})``
-    (the hook :mod:`pymc_partitions.hooks.sample_checks`)."""
-    gms = mallows_names(model, var_names)
-    if gms:
-        raise mallows_refusal(gms)
+    """Raise the op's error if the log-likelihoods asked for (``var_names``; None:
+    every observed variable) include a variable without pointwise terms
+    (:func:`unavailable_pointwise`). Called by both entries and, before sampling, by
+    ``pm.sample(idata_kwargs={"log_likelihood": ...})`` (the hook
+    :mod:`pymc_partitions.hooks.sample_checks`)."""
+    for op, names in unavailable_pointwise(model, var_names).items():
+        raise op.pointwise_logp_unavailable(names)
 
 
 def compute_log_likelihood(idata, model=None, *, var_names=None, extend_inferencedata=True,

@@ -391,6 +391,13 @@ class GeneralizedMallowsRV(RandomVariable):
     dtype = "int64"
     _print_name = ("GeneralizedMallows", "\\operatorname{GeneralizedMallows}")
 
+    #: The likelihood protocol read by generic code (``step_methods.target``): the
+    #: block parameters (sigma_c, theta_c) are not integrated out but held per slot
+    #: in the kernel state beside the sufficient statistics (DESIGN §8), so only a
+    #: step whose kernels carry them (``explicit_step``) can move the partition.
+    explicit_block_parameters = True
+    explicit_step = "MallowsGibbs"
+
     @classmethod
     def rng_fn(cls, rng, *args):
         raise NotImplementedError(
@@ -398,10 +405,61 @@ class GeneralizedMallowsRV(RandomVariable):
             "not implemented yet."
         )
 
+    def partition_of(self, node):
+        """The partition variable this node observes (its first input)."""
+        return self.dist_params(node)[0]
+
+    def hyper_params(self, node):
+        """Hyperparameter expressions read by the kernels: none (nu and r are checked
+        constants, read once by :meth:`kernel_data`), so no hyperparameter step reads
+        this term."""
+        return []
+
+    def kernel_data(self, rv):
+        """The explicit component's constant inputs, a
+        :class:`~pymc_partitions.kernels.mallows_gibbs.MallowsData` record
+        (orderings (N, w) int64, lengths (N,) int64, n_items, nu, r (T,) float64)."""
+        from pymc_partitions.kernels.mallows_gibbs import MallowsData
+
+        return MallowsData(*generalized_mallows_setup(rv))
+
+    def pointwise_logp_unavailable(self, names):
+        r"""The error for a request of pointwise log-likelihoods (``az.loo``) of the
+        variables ``names``: this op has none. Generic code
+        (:mod:`pymc_partitions.analysis.loo`, and through it ``pm.sample``'s
+        ``idata_kwargs={"log_likelihood": ...}`` check) asks the op, not its class.
+
+        Why: the GM likelihood does not factorise over rankings once the cluster
+        parameters are integrated out, and its model log density is one joint term
+        per draw (ArviZ would read it as one data point: issue 34 measured elpd
+        -233.6 from "1 data point"). The per-ranking leave-one-out term
+        :math:`\log p(\pi_i \mid \pi_{-i}, z_{-i}, \nu, r) = \log \sum_k p(z_i = k
+        \mid z_{-i})\, m(\pi_{k} \cup \pi_i) / m(\pi_k)` needs two exact marginals m
+        per cluster, each a sum over the n! central permutations (Meilă & Chen 2010,
+        eq. 15), so N K n! stage sums per draw: exact only for n <= 7, and then 2.5
+        million per draw at N = 100, K = 5, n = 7. Conditioning on the sampler's
+        explicit (sigma_c, theta_c) instead would be cheap but is not the predictive
+        of a left-out ranking (the parameters were fitted with it), so it is not
+        offered either."""
+        names = list(names)
+        quoted = ", ".join(f"'{v}'" for v in names)
+        return ValueError(
+            f"GeneralizedMallows {quoted}: no pointwise log-likelihood for az.loo / "
+            f"az.compare. The Generalized Mallows likelihood does not factorise over "
+            f"rankings: its log density is one joint term per draw (which az.loo would take "
+            f"for a single data point), and the per-ranking leave-one-out terms "
+            f"log p(pi_i | pi_-i, z_-i, nu, r) are not implemented (each needs exact "
+            f"marginals, sums over the n! central permutations per cluster and draw). Leave "
+            f"{quoted} out: do not pass idata_kwargs={{'log_likelihood': True}} to pm.sample, "
+            f"and give pm.compute_log_likelihood / pmp.compute_log_likelihood var_names "
+            f"without it."
+        )
+
     def logp_unavailable(self, node):
         """Why the log density of this node cannot be evaluated (None if it can): the
         exact marginal sums over n! central permutations, done for n <= 7 items.
-        ``pymc_partitions.compat`` leaves such a term out of the log density of a
+        The hook ``pymc_partitions.hooks.gradient_logp`` leaves such a term out of the
+        log density of a
         gradient step (NUTS) whose variables it does not depend on."""
         n_items = constant_value(self.dist_params(node)[3])
         if n_items is None or int(n_items) <= MAX_EXACT_ITEMS:
@@ -450,7 +508,7 @@ class GeneralizedMallows(pm.Discrete):
     NUTS on it (``step=[pm.NUTS([alpha])]``) uses the model's log density without
     this term when n > 7 (it does not depend on alpha, so NUTS's draws are those of
     the full model; its ``lp`` and ``energy`` statistics omit the term, and a
-    warning says so: ``pymc_partitions.compat``, entry ``gradient_logp``).
+    warning says so: the hook ``pymc_partitions.hooks.gradient_logp``).
     """
 
     rv_op = generalized_mallows

@@ -12,6 +12,9 @@ ESS mean something (raw labels switch): ``{name}_n_clusters``,
 proportions). Pass ``summaries=False`` to leave them out.
 """
 
+import functools
+import math
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -26,6 +29,7 @@ from pymc_partitions.distributions.validation import (
     constant_value,
     hyper_input,
 )
+from pymc_partitions.kernels.hyperparameters import log_prior_total, sizes_arrays
 from pymc_partitions.kernels.priors import crp as crp_kernel
 from pymc_partitions.partitions import as_labels
 
@@ -137,6 +141,27 @@ class PartitionPriorRV(RandomVariable):
                     f"{owner}: '{name}' = {value!r} is outside its support (must be positive and "
                     f"finite). Give it a prior with positive support, e.g. pm.Gamma."
                 )
+
+    def log_prior_from_sizes(self, values, sizes, n):
+        """log p(z | hyperparameter ``values``) of a partition of ``n`` items with
+        block sizes ``sizes`` ((K,) integer-valued, int64 or float64); -inf outside
+        the support (never raises for bad values).
+
+        The one Python-side evaluation of each prior (the hyperparameter steps'
+        conditionals, MallowsGibbs' ``log_joint``). Default: the prior's numba
+        ``log_prior`` (:mod:`pymc_partitions.kernels.priors`) through
+        ``kernel_prior_params``. Priors with a closed form in block sizes override it
+        with NumPy (no kernel params to build per evaluation: the MFM's are an
+        O(n kmax) table). The model's log density is the PyTensor graph of each
+        prior's ``logp`` (differentiable in the hyperparameters, and the tests'
+        oracle): a third form by necessity, not a copy to remove."""
+        try:
+            self.check_hyper_values(values, "prior")
+            prior_params = self.kernel_prior_params(values, n)
+        except (ValueError, FloatingPointError):
+            return -np.inf
+        s, active = sizes_arrays(sizes)
+        return float(log_prior_total(prior_params, s, active, s.shape[0], n))
 
     def check_support(self, labels, node, where):
         """Raise a ValueError (naming ``where``) if the partition ``labels`` (int64,
@@ -256,6 +281,13 @@ class CRPRV(PartitionPriorRV):
     def kernel_prior_params(self, values, n):
         return crp_kernel.make_params(float(values[0]), n)
 
+    def log_prior_from_sizes(self, values, sizes, n):
+        """Ewens (:func:`ewens_log_prior`); -inf unless alpha is positive and finite."""
+        alpha = float(values[0])
+        if not (np.isfinite(alpha) and alpha > 0):
+            return -np.inf
+        return ewens_log_prior(alpha, sizes, n)
+
     def predictive_log_weights(self, values, sizes):
         """CRP prediction rule: log n_k / (n + alpha) for block k, log alpha / (n + alpha)
         for a new block (Neal 2000 eq. 3.7; Nguyen et al. 2022, App. M)."""
@@ -327,6 +359,27 @@ def urn_labels(new, parent, block=None):
             break
         ptr = nxt
     return label[ptr].astype(np.int64)
+
+
+def ewens_log_prior(alpha, sizes, n):
+    r"""The Ewens log probability from block sizes, in Python floats:
+    :math:`K \log\alpha + \log\Gamma(\alpha) - \log\Gamma(\alpha + n) + \sum_k
+    \log\Gamma(n_k)` (the Ewens distribution, DESIGN §4; ``sizes`` (K,) the block
+    sizes, integer-valued, alpha > 0).
+
+    CPython's ``math.lgamma`` of each size, summed by Python's ``sum`` in block order:
+    the arithmetic MallowsGibbs' ``log_joint`` always used, so its recorded
+    statistics stay bit for bit. The lgamma values come from a table by size (built
+    once per n), so a call costs O(K) look-ups and one Python sum (~2 µs at K = 50)."""
+    terms = _lgamma_by_size(int(n))[np.asarray(sizes, dtype=np.int64)].tolist()
+    return (len(terms) * math.log(alpha) + math.lgamma(alpha) - math.lgamma(alpha + n)
+            + float(sum(terms)))
+
+
+@functools.lru_cache(maxsize=16)
+def _lgamma_by_size(n):
+    """(n + 1,) float64: ``math.lgamma(m)`` for m = 1..n (entry 0 unused, 0.0)."""
+    return np.array([0.0] + [math.lgamma(m) for m in range(1, n + 1)])
 
 
 def ewens_logp(labels, alpha, n):

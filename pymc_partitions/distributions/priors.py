@@ -11,9 +11,12 @@ hyperparameters (what NUTS uses when other terms read them;
 forward draws are exact.
 """
 
+import math
+
 import numpy as np
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import check_parameters
+from scipy.special import gammaln
 
 from pymc_partitions.distributions.partition import (
     PartitionPrior,
@@ -124,6 +127,19 @@ class PitmanYorRV(_SizeOnlyRV):
 
     def kernel_prior_params(self, values, n):
         return py_kernel.make_params(float(values[0]), float(values[1]), n)
+
+    def log_prior_from_sizes(self, values, sizes, n):
+        """sum_{i<K} log(alpha + i d) - log (alpha+1)_{n-1} + sum_k log (1-d)_{n_k - 1}
+        (the two-parameter Ewens-Pitman formula, as :func:`pitman_yor_logp`) from the
+        (K,) block sizes; -inf outside the support."""
+        alpha, d = float(values[0]), float(values[1])
+        if not (np.isfinite(alpha) and np.isfinite(d) and 0.0 <= d < 1.0 and alpha > -d):
+            return -np.inf
+        sizes = np.asarray(sizes, dtype=np.float64)
+        K = sizes.shape[0]
+        log_v = float(np.log(alpha + d * np.arange(1, K)).sum()) if K > 1 else 0.0
+        return (log_v + math.lgamma(alpha + 1.0) - math.lgamma(alpha + n)
+                + float((gammaln(sizes - d) - math.lgamma(1.0 - d)).sum()))
 
     @classmethod
     def rng_fn(cls, rng, alpha, d, n, size):
@@ -456,6 +472,28 @@ class MFMRV(_SizeOnlyRV):
 
     def kernel_prior_params(self, values, n):
         return mfm_kernel.make_params(float(np.asarray(values[0])), np.asarray(values[1]), n)
+
+    def log_prior_from_sizes(self, values, sizes, n):
+        """log V_n(K) + sum_k [log Gamma(gamma + n_k) - log Gamma(gamma)] from the (K,)
+        block sizes, V_n(K) summed over k = K..kmax only at the current K: O(kmax + K)
+        (Miller & Harrison 2018, as :func:`mfm_logp`), not the kernel's O(n kmax) table;
+        -inf outside the support."""
+        gamma, log_pk = float(values[0]), np.asarray(values[1], dtype=np.float64)
+        if not (np.isfinite(gamma) and gamma > 0):
+            return -np.inf
+        sizes = np.asarray(sizes, dtype=np.float64)
+        K = sizes.shape[0]
+        k = np.arange(K, log_pk.shape[0] + 1, dtype=np.float64)  # k >= K
+        if k.size == 0:
+            return -np.inf
+        terms = (gammaln(k + 1.0) - gammaln(k - K + 1.0) + gammaln(gamma * k)
+                 - gammaln(gamma * k + n) + log_pk[K - 1:])
+        top = terms.max()
+        if not top > -np.inf:
+            return -np.inf
+        # logsumexp by hand: scipy's costs ~100 µs of array-API dispatch per call.
+        log_v = top + math.log(float(np.exp(terms - top).sum()))
+        return log_v + float((gammaln(gamma + sizes) - math.lgamma(gamma)).sum())
 
     @classmethod
     def rng_fn(cls, rng, gamma, log_pk, n, size):

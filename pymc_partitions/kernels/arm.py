@@ -167,6 +167,11 @@ ARM, SRM, SARM, BSM, EXTENDED = 0, 1, 2, 3, 4
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
 FAILED = 4  # a NaN probability or log joint: the state is restored
 INVALID = 5  # z^a and z^b agree on (i, j), or i == j: nothing done
+#: Layout of the ``counts`` (7,) int64 array :func:`arm_iteration` fills (bSM's (5,)
+#: array, :func:`~.arm_bsm.bsm_iteration`, is its first five): the four outcome
+#: counts above, then block moves, outside-block moves proposed and accepted
+#: (``EXTENDED``). ``step_methods.arm.ARMInfo`` reads them by these names.
+BLOCK_MOVES, OUTSIDE_PROPOSED, OUTSIDE_ACCEPTED = 4, 5, 6
 # Status of one construction.
 BUILT, ABANDONED, UNREACHABLE, NAN, BELOW = 0, 1, 2, 3, 4
 #: Margin (relative to the log joints' size) by which a partial reverse log T must
@@ -774,9 +779,9 @@ def arm_iteration(stream, state, prior_params, params, stats, data, za, zb, vari
     random relabelling; else ``order`` as it is, e.g. 0..n-1) and the update's key.
 
     counts : (7,) int64, incremented at the update's outcome (``SPLIT_REJECTED`` ...
-    ``MERGE_ACCEPTED``), at index 4 by its number of block moves, at index 5 by its
-    outside-block moves (``EXTENDED``, line 8a) and at index 6 by the same when the
-    update is accepted.
+    ``MERGE_ACCEPTED``), at ``BLOCK_MOVES`` by its number of block moves, at
+    ``OUTSIDE_PROPOSED`` by its outside-block moves (``EXTENDED``, line 8a) and at
+    ``OUTSIDE_ACCEPTED`` by the same when the update is accepted.
     Returns the outcome (``FAILED``: a NaN, the state restored; ``INVALID``: z^a and
     z^b do not disagree on any pair, nothing done).
     """
@@ -790,8 +795,8 @@ def arm_iteration(stream, state, prior_params, params, stats, data, za, zb, vari
                                                   random_key(stream), scr, log_w)
     if outcome < FAILED:
         counts[outcome] += 1
-        counts[4] += n_moves
-        counts[5] += n_out
+        counts[BLOCK_MOVES] += n_moves
+        counts[OUTSIDE_PROPOSED] += n_out
         if outcome == SPLIT_ACCEPTED or outcome == MERGE_ACCEPTED:
-            counts[6] += n_out
+            counts[OUTSIDE_ACCEPTED] += n_out
     return outcome

@@ -65,6 +65,7 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.arm import (
     ABANDONED,
+    BLOCK_MOVES,
     BUILT,
     FAILED,
     INVALID,
@@ -308,8 +309,9 @@ def bsm_iteration(stream, state, prior_params, params, stats, data, za, zb, n_sc
     ``stream`` as :func:`.arm.arm_iteration` does: the pair (i, j) uniformly among
     those on which z^a and z^b disagree, the item order, the update's key.
 
-    counts : (5,) int64, incremented at the update's outcome and, at index 4, by
-    its launch block moves. Returns the outcome (``FAILED``, ``INVALID`` as for ARM).
+    counts : (5,) int64, incremented at the update's outcome and, at
+    ``arm.BLOCK_MOVES`` (4), by its launch block moves. Returns the outcome
+    (``FAILED``, ``INVALID`` as for ARM).
     """
     i, j = draw_pair(stream, za, zb, False)
     if i < 0:
@@ -320,5 +322,5 @@ def bsm_iteration(stream, state, prior_params, params, stats, data, za, zb, n_sc
                                            zb, order, n_scans, random_key(stream), scr, log_w)
     if outcome < FAILED:
         counts[outcome] += 1
-        counts[4] += n_moves
+        counts[BLOCK_MOVES] += n_moves
     return outcome

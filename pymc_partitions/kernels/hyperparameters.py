@@ -9,10 +9,11 @@ from its per-slot sufficient statistics (``log_marginal``, DESIGN §3). So once 
 kernel state holds the partition, the conditional of theta costs O(K D) per
 evaluation (diagonal components; O(K D^2) or O(K D^3) for dense ones), not O(N D):
 :func:`log_likelihood_total`. Priors' hyperparameters need only the block sizes:
-:func:`log_prior_total`.
+:func:`log_prior_total`. A component module may also provide the log likelihood from
+the K blocks' compact statistics as plain arrays (no kernel state, no params record):
+the optional ``blocks_statistics`` / ``blocks_log_likelihood`` pair
+(:mod:`.components`), which the hyperparameter step uses when present.
 """
-
-import math
 
 import numpy as np
 from numba import njit
@@ -20,7 +21,6 @@ from numba import njit
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import refresh_blocks
 from pymc_partitions.kernels.components import log_marginal
-from pymc_partitions.kernels.components.normal import LOG_2PI
 from pymc_partitions.kernels.priors import log_prior
 
 # Entries that build their params record inside (allocation: with numba's runtime).
@@ -49,59 +49,6 @@ def _total(state, params, stats):
     return acc
 
 
-# Log likelihoods from the compact statistics of the K non-empty blocks (plain
-# arrays, as :mod:`pymc_partitions.distributions.statistics` computes them once per
-# partition): no kernel state, no params record, so a call costs ~1 µs of dispatch
-# plus O(K D) arithmetic; what a slice update evaluates ~5-8 times per variable.
-
-
-@entry
-def normal_blocks_log_likelihood(m, mean, m2, mu0, tau, sigma):
-    """sum over blocks k and dimensions d of the collapsed Normal's log marginal
-    (block means integrated out, CollapsedNormal's density), from (K,) float64
-    block sizes ``m``, (K, D) means and centred sums of squares ``m2``, at (D,)
-    float64 ``mu0``, ``tau``, ``sigma``: with dev = mean - mu0 and
-    big = sigma^2 + m tau^2,
-    -m/2 log 2 pi - (m-1)/2 log sigma^2 - 1/2 log big - 1/2 (m2/sigma^2 + m dev^2/big).
-    -inf unless mu0 finite and tau, sigma positive and finite."""
-    D = mu0.shape[0]
-    for d in range(D):
-        if not (-np.inf < mu0[d] < np.inf and 0.0 < tau[d] < np.inf
-                and 0.0 < sigma[d] < np.inf):
-            return -np.inf
-    acc = 0.0
-    for d in range(D):
-        tau2 = tau[d] * tau[d]
-        sigma2 = sigma[d] * sigma[d]
-        log_sigma2 = np.log(sigma2)
-        for k in range(m.shape[0]):
-            big = sigma2 + m[k] * tau2
-            dev = mean[k, d] - mu0[d]
-            acc += (-0.5 * m[k] * LOG_2PI - 0.5 * (m[k] - 1.0) * log_sigma2 - 0.5 * np.log(big)
-                    - 0.5 * (m2[k, d] / sigma2 + m[k] * dev * dev / big))
-    return acc
-
-
-@entry
-def beta_bernoulli_blocks_log_likelihood(m, ones, a, b):
-    """sum over blocks k and features d of log B(a_d + c_kd, b_d + m_k - c_kd) -
-    log B(a_d, b_d) (CollapsedBetaBernoulli's density) from (K,) float64 block sizes
-    ``m`` and (K, D) counts of ones, at (D,) float64 ``a``, ``b``; -inf unless both
-    positive and finite."""
-    D = a.shape[0]
-    for d in range(D):
-        if not (0.0 < a[d] < np.inf and 0.0 < b[d] < np.inf):
-            return -np.inf
-    acc = 0.0
-    for d in range(D):
-        prior = math.lgamma(a[d]) + math.lgamma(b[d]) - math.lgamma(a[d] + b[d])
-        for k in range(m.shape[0]):
-            c = ones[k, d]
-            acc += (math.lgamma(a[d] + c) + math.lgamma(b[d] + m[k] - c)
-                    - math.lgamma(a[d] + b[d] + m[k]) - prior)
-    return acc
-
-
 @entry
 def log_prior_total(prior_params, sizes, active, n_active, n):
     """The prior's total log probability of a partition with block sizes
@@ -118,9 +65,7 @@ def sizes_arrays(sizes):
 
 
 __all__ = [
-    "beta_bernoulli_blocks_log_likelihood",
     "log_likelihood_total",
     "log_prior_total",
-    "normal_blocks_log_likelihood",
     "sizes_arrays",
 ]

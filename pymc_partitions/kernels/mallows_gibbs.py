@@ -33,6 +33,7 @@ Exact draws used here:
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,6 +53,97 @@ from pymc_partitions.kernels.random import bounded, shuffle, uniform
 
 #: Rejection sampling of theta gives up (returns -1.0) after this many proposals.
 MAX_REJECTIONS = 10_000_000
+
+
+# ---------------------------------------------------------------------- the records
+# The explicit-parameter component's records (DESIGN §8): its constant inputs, the
+# partition in slot form, and per slot the sufficient statistics with the block
+# parameters (sigma_c, theta_c) beside them. Plain NumPy: the entries below take their
+# fields as arrays, so these records add no compiled signature.
+
+
+class MallowsData(NamedTuple):
+    """Constant inputs: ``orderings`` (N, w) int64 (PAD-padded, best first),
+    ``lengths`` (N,) int64 (t_i), ``n_items`` int (n), ``nu`` float, ``r`` (T,) float64."""
+
+    orderings: np.ndarray
+    lengths: np.ndarray
+    n_items: int
+    nu: float
+    r: np.ndarray
+
+
+class MallowsSlots(NamedTuple):
+    """The partition in slot form, capacity C: ``labels`` (N,) int64 slot of each
+    ranking, ``sizes`` (C,) int64, ``free`` (C,) int64 stack of free slots with its
+    height ``n_free`` (1,) int64."""
+
+    labels: np.ndarray
+    sizes: np.ndarray
+    free: np.ndarray
+    n_free: np.ndarray
+
+
+class MallowsStats(NamedTuple):
+    """Per slot (capacity C): the statistics ``counts`` (C, T, n, n) int64 (R_j) and
+    ``n_at_least`` (C, T) int64 (N_j); the block parameters ``sigma``, ``pos`` (C, n)
+    int64 (central permutation, its inverse) and ``theta`` (C, T) float64; for
+    Beta-Gibbs (theta integrated out of the reassignment, ``mallows_beta``) ``sums``
+    (C, T) int64 (S_j), ``log_pred`` (C, T, n) float64 (V_j's predictive table) and
+    ``member`` (C,) int64, else arrays of C rows and no other extent."""
+
+    counts: np.ndarray
+    n_at_least: np.ndarray
+    sigma: np.ndarray
+    pos: np.ndarray
+    theta: np.ndarray
+    sums: np.ndarray
+    log_pred: np.ndarray
+    member: np.ndarray
+
+
+def alloc_slots(labels, capacity):
+    """:class:`MallowsSlots` of ``capacity`` slots holding the canonical ``labels``
+    (N,) int64 in slots 0..K-1 (no statistics: :func:`alloc_stats`, then
+    :func:`~pymc_partitions.kernels.mallows.add_ranking` per ranking)."""
+    K = int(labels.max()) + 1
+    sizes = np.zeros(capacity, dtype=np.int64)
+    sizes[:K] = np.bincount(labels, minlength=K)
+    free = np.zeros(capacity, dtype=np.int64)
+    stack = np.arange(capacity - 1, K - 1, -1, dtype=np.int64)
+    free[: stack.size] = stack
+    return MallowsSlots(labels.astype(np.int64).copy(), sizes, free,
+                        np.array([stack.size], dtype=np.int64))
+
+
+def alloc_stats(capacity, n, T, beta):
+    """Empty :class:`MallowsStats` of ``capacity`` slots (theta 1.0), with the
+    Beta-Gibbs fields if ``beta``."""
+    B = capacity if beta else 0
+    return MallowsStats(
+        np.zeros((capacity, T, n, n), dtype=np.int64), np.zeros((capacity, T), dtype=np.int64),
+        np.zeros((capacity, n), dtype=np.int64), np.zeros((capacity, n), dtype=np.int64),
+        np.ones((capacity, T)), np.zeros((B, T), dtype=np.int64), np.zeros((B, T, n)),
+        np.zeros(B, dtype=np.int64))
+
+
+def grow(slots, stats, capacity):
+    """``(slots, stats)`` with ``capacity`` slots, the old ones copied into the first
+    rows and the new ones pushed on the free stack (highest slot deepest)."""
+    old = slots.sizes.shape[0]
+    beta = stats.member.shape[0] > 0
+    new_stats = alloc_stats(capacity, stats.sigma.shape[1], stats.theta.shape[1], beta)
+    for dst, src in zip(new_stats, stats):
+        dst[: src.shape[0]] = src
+    sizes = np.zeros(capacity, dtype=np.int64)
+    sizes[:old] = slots.sizes
+    free = np.zeros(capacity, dtype=np.int64)
+    free[:old] = slots.free
+    nf = int(slots.n_free[0])
+    added = np.arange(capacity - 1, old - 1, -1, dtype=np.int64)
+    free[nf: nf + added.size] = added
+    n_free = np.array([nf + added.size], dtype=np.int64)
+    return MallowsSlots(slots.labels, sizes, free, n_free), new_stats
 
 
 @primitive

@@ -2,7 +2,9 @@
 ``BlockedStep`` subclasses.
 
 One move per module; each is a thin class over its numba kernel in
-:mod:`pymc_partitions.kernels`. :mod:`.hyperparameters` updates the continuous
+:mod:`pymc_partitions.kernels`: settings, the kernel call and an Info record of
+what it did, on the one ``step()`` of :class:`.base.PartitionStep` (its docstring
+says how a step subclasses it; :mod:`.info` the records, without PyMC). :mod:`.hyperparameters` updates the continuous
 variables read only by partition priors and collapsed likelihoods.
 :mod:`.chain_state` is the one kernel-state type with its copy and snapshot;
 :mod:`.population` the base of steps that PyMC runs as a population of chains;

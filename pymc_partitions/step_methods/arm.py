@@ -2,6 +2,7 @@
 
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -9,7 +10,8 @@ from pymc_partitions.versions import group_dataset
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import arm, arm_bsm, gibbs
-from pymc_partitions.step_methods.arm_history import History
+from pymc_partitions.step_methods.arm_history import History, HistoryChain
+from pymc_partitions.step_methods.info import split_merge_counts
 from pymc_partitions.step_methods.population import PopulationStep
 
 VARIANTS = {"arm": arm.ARM, "extended": arm.EXTENDED, "srm": arm.SRM, "sarm": arm.SARM,
@@ -37,8 +39,8 @@ def warn_chains_without_background(idata, model):
     them. Nothing when the result has no ``no_background`` statistic (no ARM step) or
     a single recorded iteration (the first iteration of a run never has a past).
 
-    Run by ``pm.sample``'s convergence checks (the ``convergence_checks`` entry of
-    :mod:`pymc_partitions.compat`), in the main process whatever ``cores``, so only
+    Run by ``pm.sample``'s convergence checks (the hook
+    :mod:`pymc_partitions.hooks.convergence_checks`), in the main process whatever ``cores``, so only
     with ``compute_convergence_checks=True`` (PyMC's default).
     """
     parts, chain_ids = [], None
@@ -76,6 +78,40 @@ def warn_chains_without_background(idata, model):
         ARMBackgroundWarning,
         stacklevel=2,
     )
+
+
+class ARMInfo(NamedTuple):
+    """What one :class:`ARM` iteration did (one update, then the Gibbs sweeps).
+
+    Attributes
+    ----------
+    split_proposed, split_accepted
+        Whether the update proposed a split, and whether it was accepted (0 or 1).
+    merge_proposed, merge_accepted
+        The same for a merge.
+    block_moves
+        Blocks of c of two or more items moved as wholes by the update (lines 5-8).
+    outside_moves_proposed, outside_moves_accepted
+        ``"extended"``: blocks of c outside S moved into i's or j's block, and the
+        same count when the update was accepted.
+    no_background
+        No two different partitions could be drawn: no update this iteration.
+    arm_seconds
+        Wall time of the update, the history's draw of z^a, z^b included.
+    gibbs_seconds
+        Wall time of the Gibbs sweeps.
+    """
+
+    split_proposed: np.int64
+    split_accepted: np.int64
+    merge_proposed: np.int64
+    merge_accepted: np.int64
+    block_moves: np.int64
+    outside_moves_proposed: np.int64
+    outside_moves_accepted: np.int64
+    no_background: bool
+    arm_seconds: np.float64
+    gibbs_seconds: np.float64
 
 
 class ARM(PopulationStep):
@@ -207,19 +243,7 @@ class ARM(PopulationStep):
 
     name = "partition_arm"
     move_description = "an ARM update or its Gibbs sweeps"
-    stats_dtypes_shapes = {
-        **PopulationStep.stats_dtypes_shapes,
-        "split_proposed": (np.int64, []),
-        "split_accepted": (np.int64, []),
-        "merge_proposed": (np.int64, []),
-        "merge_accepted": (np.int64, []),
-        "block_moves": (np.int64, []),
-        "outside_moves_proposed": (np.int64, []),
-        "outside_moves_accepted": (np.int64, []),
-        "no_background": (bool, []),
-        "arm_seconds": (np.float64, []),
-        "gibbs_seconds": (np.float64, []),
-    }
+    Info = ARMInfo
 
     def __init__(self, vars, variant="arm", n_gibbs_sweeps=1, relabel=True, max_window=None,
                  n_restricted_scans=5, **kwargs):
@@ -265,13 +289,24 @@ class ARM(PopulationStep):
     def start_chain(self, rng):
         super().start_chain(rng)
         n = self.target.n
-        self._history = None  # made at the first move, when this chain's index is known
         self._scratch = arm.new_scratch(n)
         self._order = np.arange(n, dtype=np.int64)
         self._counts = np.zeros(7, dtype=np.int64)
 
-    def move(self, stream, chain, prior_params, params, stats, data):
-        n = self.target.n
+    # The container: the chain and its history (made at the first update, when this
+    # chain's index in the population is known).
+    def new_container(self, labels, args):
+        return HistoryChain(self.new_chain(labels, args))
+
+    def load_container(self, container, labels, args):
+        return HistoryChain(self.new_chain(labels, args), container.history)
+
+    def chain_of(self, container):
+        return container.chain
+
+    def move(self, container, args):
+        chain = container.chain
+        stream, prior_params, params, data = args.stream, args.prior_params, args.params, args.data
         counts = self._counts
         counts[:] = 0
         background = None
@@ -279,19 +314,19 @@ class ARM(PopulationStep):
         if self.variant == "srm":
             background = (chain.labels, chain.labels)  # unused by Algorithm 2
         else:
-            if self._history is None:
-                self._history = History(n, self.this_chain, self.max_window)
-            self._history.record(self.population_labels(), canonical=True)
-            background = self._history.draw(stream)
+            if container.history is None:
+                container.history = History(self.target.n, self.this_chain, self.max_window)
+            container.history.record(self.population_labels(), canonical=True)
+            background = container.history.draw(stream)
         if background is not None and self.variant == "bsm":
             outcome = arm_bsm.bsm_iteration(
-                stream, chain.state, prior_params, params, stats, data, background[0],
+                stream, chain.state, prior_params, params, chain.stats, data, background[0],
                 background[1], self.n_restricted_scans, self.relabel, self._order,
                 self._scratch, chain.log_w, counts,
             )
         elif background is not None:
             outcome = arm.arm_iteration(
-                stream, chain.state, prior_params, params, stats, data, background[0],
+                stream, chain.state, prior_params, params, chain.stats, data, background[0],
                 background[1], VARIANTS[self.variant], self.relabel, self._order,
                 self._scratch, chain.log_w, counts,
             )
@@ -304,19 +339,15 @@ class ARM(PopulationStep):
         arm_seconds = time.perf_counter() - start
         start = time.perf_counter()
         failed = gibbs.run_sweeps(stream, self.n_gibbs_sweeps, chain.state, prior_params,
-                                  params, stats, data, chain.log_w, chain.order)
+                                  params, chain.stats, data, chain.log_w, chain.order)
         gibbs_seconds = time.perf_counter() - start
-        (split_rejected, split_accepted, merge_rejected, merge_accepted, block_moves,
-         outside_proposed, outside_accepted) = (int(c) for c in counts)
-        return failed, {
-            "split_proposed": split_rejected + split_accepted,
-            "split_accepted": split_accepted,
-            "merge_proposed": merge_rejected + merge_accepted,
-            "merge_accepted": merge_accepted,
-            "block_moves": block_moves,
-            "outside_moves_proposed": outside_proposed,
-            "outside_moves_accepted": outside_accepted,
-            "no_background": background is None,
-            "arm_seconds": arm_seconds,
-            "gibbs_seconds": gibbs_seconds,
-        }
+        self.fail_if(failed, args)
+        return ARMInfo(
+            **split_merge_counts(counts),
+            block_moves=int(counts[arm.BLOCK_MOVES]),
+            outside_moves_proposed=int(counts[arm.OUTSIDE_PROPOSED]),
+            outside_moves_accepted=int(counts[arm.OUTSIDE_ACCEPTED]),
+            no_background=background is None,
+            arm_seconds=arm_seconds,
+            gibbs_seconds=gibbs_seconds,
+        )

@@ -42,11 +42,13 @@ States are stored as canonical labels in :func:`~.chain_state.label_dtype` (n)
 (int16 up to n = 32767).
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from pymc_partitions.kernels import canonical_labels
 from pymc_partitions.kernels.random import bounded
-from pymc_partitions.step_methods.chain_state import label_dtype
+from pymc_partitions.step_methods.chain_state import ChainState, label_dtype
 
 #: Redraws of (z^a, z^b) while the two are equal, before giving up for this iteration.
 MAX_TRIES = 64
@@ -138,3 +140,17 @@ class History:
         # z^a and z^b enter ARM only through their common refinement with z, so their
         # order does not matter (kernels/arm.py, choice 5).
         return own.astype(np.int64), other.astype(np.int64)
+
+
+@dataclass
+class HistoryChain:
+    """ARM's container (:class:`~pymc_partitions.step_methods.base.PartitionStep`):
+    one chain's kernel state and the population's past as that chain sees it.
+
+    ``history`` is None until the chain's first update (its index in the population
+    is known then) and always for sRM, which needs none. Loading new labels into the
+    chain (``initvals``, another step) keeps the history.
+    """
+
+    chain: ChainState
+    history: History | None = None

@@ -8,6 +8,7 @@ from pymc_partitions.step_methods.base import PartitionStep
 from pymc_partitions.step_methods.split_merge import PROPOSALS
 from pymc_partitions.step_methods.target import PartitionModelError
 from pymc_partitions.step_methods.coupled_pair import COUPLINGS, METRICS, SCANS, CoupledPair
+from pymc_partitions.step_methods.info import CoupledInfo
 
 STARTS = ("point", "prior")
 
@@ -94,15 +95,10 @@ class CoupledGibbs(PartitionStep):
 
     name = "partition_coupled_gibbs"
     move_description = "a coupled move"
-    stats_dtypes_shapes = {
-        **PartitionStep.stats_dtypes_shapes,
-        # An (n,) array per draw: PyMC's trace stores stats as scalars, so it travels
-        # as an object and comes out of pm.sample as a (chain, draw, n) int64 array.
-        "coupled_labels": (object, []),
-        "sweep": (np.int64, []),
-        "meeting_sweep": (np.int64, []),
-        "coupling_distance": (np.float64, []),
-    }
+    # coupled_labels is an (n,) array per draw: PyMC's trace stores stats as scalars,
+    # so it travels as an object and comes out of pm.sample as a (chain, draw, n)
+    # int64 array.
+    Info = CoupledInfo
 
     def __init__(self, vars, coupling="ot", metric="hamming", eta=1e-5, scan="random",
                  split_merge=False,
@@ -141,45 +137,38 @@ class CoupledGibbs(PartitionStep):
     def start_chain(self, rng):
         super().start_chain(rng)
         self._rng = np.random.default_rng(rng.integers(2**63)) if rng is not None else None
-        self._pair = None
 
-    def _new_pair(self, point):
+    # The container: the pair. Made at the chain's first iteration (X_0 = Y_0 = the
+    # point's labels, or two draws from the prior); X_1 is its first move.
+    def new_container(self, labels, args):
         target = self.target
-        values, prior_params, per_lik = target.params(point)
         sm = None
         if self.split_merge:
             sm = {"n_proposals": self.n_proposals,
                   "n_restricted_scans": self.n_restricted_scans,
                   "proposal": PROPOSALS[self.proposal]}
-        pair = CoupledPair(target, values, prior_params, per_lik, coupling=self.coupling,
-                           metric=self.metric, eta=self.eta, scan=self.scan, split_merge=sm,
-                           stream=self._stream)
+        pair = CoupledPair(target, args.values, args.prior_params, args.per_lik,
+                           coupling=self.coupling, metric=self.metric, eta=self.eta,
+                           scan=self.scan, split_merge=sm, stream=args.stream)
         if self.start == "point":
-            x0 = y0 = target.validate_labels(point[target.name])
+            x0 = y0 = labels
         else:
             x0, y0 = (target.validate_labels(pm.draw(target.rv, random_seed=self._rng))
                       for _ in range(2))
-        pair.start(x0, y0)
+        pair.load(x0, y0)
         return pair
 
-    def step(self, point):
-        pair = self._pair
-        if pair is None:
-            pair = self._pair = self._new_pair(point)  # X_1
-        else:
-            pair.advance()
-        x_labels, y_labels, (n_blocks, largest, log_joint) = pair.summaries()
-        new_point = dict(point)
-        new_point[self.target.name] = x_labels
-        return new_point, [{
-            "n_clusters": int(n_blocks),
-            "largest_cluster_frac": largest / self.target.n,
-            "log_joint": float(log_joint),
-            "coupled_labels": y_labels,
-            "sweep": int(pair.t),
-            "meeting_sweep": int(pair.tau),
-            "coupling_distance": float(pair.distance),
-        }]
+    def load_container(self, container, labels, args):
+        """The pair goes on: X is the chain the estimator needs, and a partition moved
+        by another step in the same ``pm.sample`` call is not one of its states."""
+        return container
+
+    def chain_of(self, container):
+        return container.x
+
+    def move(self, pair, args):
+        pair.advance()  # X_1 at the first iteration
+        return pair.info()
 
 
 def _choice(name, value, allowed):

@@ -22,12 +22,13 @@ model.
 
 import numpy as np
 
-from pymc_partitions.kernels import gibbs, split_merge, summarise
+from pymc_partitions.kernels import canonical_labels, gibbs, split_merge, summarise
 from pymc_partitions.kernels import coupled_gibbs as cg
 from pymc_partitions.kernels import coupled_split_merge as csm
 from pymc_partitions.kernels.couplings import COMMON_RNG, HAMMING, MAXIMAL, OT, VI
 from pymc_partitions.kernels.errors import check_item
 from pymc_partitions.kernels.transport import new_workspace
+from pymc_partitions.step_methods.info import CoupledInfo
 
 COUPLINGS = {"ot": OT, "maximal": MAXIMAL, "common_rng": COMMON_RNG}
 SCANS = ("random", "systematic")
@@ -92,18 +93,23 @@ class CoupledPair:
     # ------------------------------------------------------------------ state
     def start(self, x_labels, y_labels):
         """Load X_0 and Y_0 (slot labels in [0, n)) and make the first move, X_1."""
+        self.load(x_labels, y_labels)
+        self.advance()
+
+    def load(self, x_labels, y_labels):
+        """Load X_0 and Y_0 (slot labels in [0, n)); t = 0, the first :meth:`advance`
+        makes X_1."""
         target = self.target
         self._x = target.new_chain_state(x_labels, self.values, self.per_lik)
         self._y = target.new_chain_state(y_labels, self.values, self.per_lik)
         self.params, _, self.data = target.kernel_args(self._x, self.values, self.per_lik)
         self.t = 0
         self.tau = -1
-        self._single_move()
-        self.t = 1
-        self._ensure_capacity(0)
-        while cg.load_pair(self._x.state, self._y.state, self.scratch) == cg.NEEDS_CAPACITY:
-            self._grow()
-        self._check_met()
+
+    @property
+    def x(self):
+        """X's :class:`~.chain_state.ChainState` (X_t)."""
+        return self._x
 
     @property
     def distance(self):
@@ -113,6 +119,15 @@ class CoupledPair:
     @property
     def met(self):
         return self.tau >= 0
+
+    def info(self):
+        """:class:`~.info.CoupledInfo` of the pair now: Y_{t-1}'s canonical labels (X_t's
+        once met; a new (n,) int64 array), t, tau and d(X_t, Y_{t-1})."""
+        chain = self._x if self.met else self._y
+        labels = np.empty(self.target.n, dtype=np.int64)
+        canonical_labels(chain.state.labels, labels, chain.scratch)
+        return CoupledInfo(coupled_labels=labels, sweep=int(self.t), meeting_sweep=int(self.tau),
+                           coupling_distance=float(self.distance))
 
     def summaries(self):
         """``(x_canon, y_canon, (n_blocks, largest, log_joint) of X)``: canonical labels
@@ -127,7 +142,16 @@ class CoupledPair:
 
     # ------------------------------------------------------------------ moves
     def advance(self):
-        """One move: (X_{t-1}, Y_{t-2}) -> (X_t, Y_{t-1}); after meeting, X alone."""
+        """One move: (X_{t-1}, Y_{t-2}) -> (X_t, Y_{t-1}); after meeting, X alone; from
+        t = 0 (after :meth:`load`), X_1 = P(X_0) by the single-chain move."""
+        if self.t == 0:
+            self._single_move()
+            self.t = 1
+            self._ensure_capacity(0)
+            while cg.load_pair(self._x.state, self._y.state, self.scratch) == cg.NEEDS_CAPACITY:
+                self._grow()
+            self._check_met()
+            return
         if self.met:
             self._single_move()
         else:

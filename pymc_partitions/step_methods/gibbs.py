@@ -7,7 +7,8 @@ from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs
 from pymc_partitions.step_methods.base import PartitionStep
-from pymc_partitions.step_methods.mallows import mallows_likelihoods
+from pymc_partitions.step_methods.info import NoInfo
+from pymc_partitions.step_methods.target import explicit_likelihoods
 
 #: Item updates per draw of ``Gibbs(n_sweeps="auto")`` (see :class:`Gibbs`).
 ITEMS_PER_DRAW = 2000
@@ -87,14 +88,15 @@ class Gibbs(PartitionStep):
     def competence(var, has_grad=None):
         if var.owner is not None and isinstance(var.owner.op, PartitionPriorRV):
             model = assigning_model()
-            if model is not None and mallows_likelihoods(model, var):
-                return Competence.INCOMPATIBLE  # explicit parameters: pmp.MallowsGibbs
+            if model is not None and explicit_likelihoods(model, var):
+                return Competence.INCOMPATIBLE  # explicit block parameters: op.explicit_step
             return Competence.IDEAL
         return Competence.INCOMPATIBLE
 
-    def move(self, stream, chain, prior_params, params, stats, data):
+    def move(self, chain, args):
         failed = gibbs.run_sweeps(
-            stream, self.n_sweeps, chain.state, prior_params, params, stats, data,
-            chain.log_w, chain.order,
+            args.stream, self.n_sweeps, chain.state, args.prior_params, args.params,
+            chain.stats, args.data, chain.log_w, chain.order,
         )
-        return failed, None
+        self.fail_if(failed, args)
+        return NoInfo()

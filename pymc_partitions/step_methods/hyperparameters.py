@@ -53,24 +53,15 @@ from pymc.model import Model
 from pymc.pytensorf import constant_fold
 from pymc.step_methods.compound import BlockedStep, Competence
 from pytensor.tensor.random.basic import GammaRV
-from scipy.special import gammaln
 
 from pymc_partitions.step_methods.assignment import assigning_model
 from pymc_partitions.versions import ChainSetup, ancestors, small_function_mode
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV
 from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, partition_size
-from pymc_partitions.distributions.priors import MFMRV, PitmanYorRV
-from pymc_partitions.distributions.statistics import block_moments, block_sums, compact_labels
+from pymc_partitions.distributions.statistics import compact_labels
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import assign_labels, new_state
-from pymc_partitions.kernels.components import beta_bernoulli, normal
-from pymc_partitions.kernels.hyperparameters import (
-    beta_bernoulli_blocks_log_likelihood,
-    log_likelihood_total,
-    log_prior_total,
-    normal_blocks_log_likelihood,
-    sizes_arrays,
-)
+from pymc_partitions.kernels.hyperparameters import log_likelihood_total
 from pymc_partitions.step_methods.base import step_arguments
 from pymc_partitions.step_methods.target import (
     PartitionModelError,
@@ -189,70 +180,18 @@ def _model_of_competence():
 # --------------------------------------------------------------------------------------
 
 
-def crp_log_prior(values, sizes, n):
-    """Ewens: K log alpha + log Gamma(alpha) - log Gamma(alpha + n) + sum log Gamma(n_k)."""
-    alpha = float(values[0])
-    if not (np.isfinite(alpha) and alpha > 0):
-        return -np.inf
-    return (sizes.shape[0] * math.log(alpha) + math.lgamma(alpha) - math.lgamma(alpha + n)
-            + float(gammaln(sizes).sum()))
-
-
-def pitman_yor_log_prior(values, sizes, n):
-    """sum_{i<K} log(alpha + i d) - log (alpha+1)_{n-1} + sum_k log (1-d)_{n_k - 1}."""
-    alpha, d = float(values[0]), float(values[1])
-    if not (np.isfinite(alpha) and np.isfinite(d) and 0.0 <= d < 1.0 and alpha > -d):
-        return -np.inf
-    K = sizes.shape[0]
-    log_v = float(np.log(alpha + d * np.arange(1, K)).sum()) if K > 1 else 0.0
-    return (log_v + math.lgamma(alpha + 1.0) - math.lgamma(alpha + n)
-            + float((gammaln(sizes - d) - math.lgamma(1.0 - d)).sum()))
-
-
-def mfm_log_prior(values, sizes, n):
-    """log V_n(K) + sum_k [log Gamma(gamma + n_k) - log Gamma(gamma)], V_n(K) summed
-    over k = K..kmax only at the current K: O(kmax + K) (Miller & Harrison 2018)."""
-    gamma, log_pk = float(values[0]), np.asarray(values[1], dtype=np.float64)
-    if not (np.isfinite(gamma) and gamma > 0):
-        return -np.inf
-    K = sizes.shape[0]
-    k = np.arange(K, log_pk.shape[0] + 1, dtype=np.float64)  # k >= K
-    if k.size == 0:
-        return -np.inf
-    terms = (gammaln(k + 1.0) - gammaln(k - K + 1.0) + gammaln(gamma * k)
-             - gammaln(gamma * k + n) + log_pk[K - 1:])
-    top = terms.max()
-    if not top > -np.inf:
-        return -np.inf
-    # logsumexp by hand: scipy's costs ~100 µs of array-API dispatch per call.
-    log_v = top + math.log(float(np.exp(terms - top).sum()))
-    return log_v + float((gammaln(gamma + sizes) - math.lgamma(gamma)).sum())
-
-
-#: Closed forms in block sizes; other priors go through their numba ``log_prior``.
-PRIOR_FROM_SIZES = {CRPRV: crp_log_prior, PitmanYorRV: pitman_yor_log_prior,
-                    MFMRV: mfm_log_prior}
-
-
 def prior_log_density(op, values, sizes, n):
     """log p(z | hyperparameter ``values``) of a partition with block sizes ``sizes``
-    ((K,) float64) under the partition prior ``op``; -inf outside the support."""
-    fast = PRIOR_FROM_SIZES.get(type(op))
-    if fast is not None:
-        return fast(values, sizes, n)
-    return kernel_prior_log_density(op, values, sizes, n)
+    ((K,) float64) under the partition prior ``op``; -inf outside the support. The
+    prior's own evaluation (``op.log_prior_from_sizes``: a closed form in block sizes
+    where the prior has one, else its numba ``log_prior``)."""
+    return op.log_prior_from_sizes(values, sizes, n)
 
 
 def kernel_prior_log_density(op, values, sizes, n):
     """:func:`prior_log_density` through the prior's numba ``log_prior`` (any
     partition prior; builds its kernel params, e.g. the MFM's O(n kmax) table)."""
-    try:
-        op.check_hyper_values(values, "prior")
-        prior_params = op.kernel_prior_params(values, n)
-    except (ValueError, FloatingPointError):
-        return -np.inf
-    s, active = sizes_arrays(sizes)
-    return float(log_prior_total(prior_params, s, active, s.shape[0], n))
+    return PartitionPriorRV.log_prior_from_sizes(op, values, sizes, n)
 
 
 # --------------------------------------------------------------------------------------
@@ -272,10 +211,12 @@ class _PartitionTerms:
     """
 
     def __init__(self, model, z_rv, rvs, step_name, compile_kwargs):
-        # GeneralizedMallows terms have constant hyperparameters (nu, r): they read none
-        # of the step's variables and are skipped.
+        # Likelihoods with explicit block parameters are listed, not refused: their
+        # op's hyper_params are none of the model's variables (checked in
+        # unsupported_reason: a variable they read is not ours), so no term of theirs is
+        # evaluated here.
         self.target = target = PartitionTarget(model, model.rvs_to_values[z_rv], step_name,
-                                               compile_kwargs, skip_explicit=True)
+                                               compile_kwargs, accept_explicit=True)
         self.name = target.name
         self.n = target.n
         prior_exprs = target.prior_op.dist_params(z_rv.owner)[:-1]
@@ -340,7 +281,7 @@ class _PartitionTerms:
             data = self.target.data[where]
             if self._fast[j] is not None:
                 # The K blocks' statistics as plain arrays: O(N D) NumPy, once.
-                self._states[j] = self._fast[j][0](idx, self._sizes, data[0])
+                self._states[j] = self._fast[j][0](idx, self._sizes, data)
                 continue
             if values is None:
                 values = self.values(inputs)
@@ -387,30 +328,20 @@ class _PartitionTerms:
         return -np.inf if math.isnan(acc) else acc  # NaN: outside the support
 
 
-def _normal_blocks(idx, sizes, data):
-    mean, m2 = block_moments(idx, sizes, data)
-    return sizes, mean, m2
-
-
-def _beta_bernoulli_blocks(idx, sizes, data):
-    return sizes, block_sums(idx, sizes, data)
-
-
 def _blocks_likelihood(op):
-    """``(statistics, log_likelihood)`` for the likelihoods evaluated from the K
-    blocks' statistics as plain arrays (``statistics(idx, sizes, data)`` once per
-    partition, then ``log_likelihood(values, statistics)`` through a numba entry
-    of :mod:`..kernels.hyperparameters` that checks the support itself); None for
-    the others (kernel state, ``kernel_params`` in Python, ``log_likelihood_total``)."""
+    """``(statistics, log_likelihood)``: the optional fast path of the likelihood's
+    component module (``blocks_statistics(idx, sizes, data)`` once per partition,
+    ``blocks_log_likelihood(values, statistics)`` per evaluation, checking the
+    support itself; :mod:`pymc_partitions.kernels.hyperparameters`), used when the
+    module provides both and the op passes its values to the kernels unchanged; None
+    otherwise (kernel state, ``kernel_params`` in Python, ``log_likelihood_total``)."""
     if type(op).kernel_params is not CollapsedLikelihoodRV.kernel_params:
         return None
-    if op.kernel is normal:
-        return _normal_blocks, lambda v, st: float(
-            normal_blocks_log_likelihood(st[0], st[1], st[2], v[0], v[1], v[2]))
-    if op.kernel is beta_bernoulli:
-        return _beta_bernoulli_blocks, lambda v, st: float(
-            beta_bernoulli_blocks_log_likelihood(st[0], st[1], v[0], v[1]))
-    return None
+    statistics = getattr(op.kernel, "blocks_statistics", None)
+    log_likelihood = getattr(op.kernel, "blocks_log_likelihood", None)
+    if statistics is None or log_likelihood is None:
+        return None
+    return statistics, log_likelihood
 
 
 def _validity_check(op, name):

@@ -3,32 +3,29 @@ Generalized Mallows models (Meilă & Chen 2010)."""
 
 import math
 import warnings
+from typing import Annotated, NamedTuple
 
 import numpy as np
 from pymc.step_methods.compound import Competence
 from scipy.special import betaln
 
-from pymc_partitions.step_methods.assignment import assigning_model
-from pymc_partitions.versions import ancestors, small_function_mode
-from pymc_partitions.distributions.mallows import (
-    GeneralizedMallowsRV,
-    generalized_mallows_setup,
-    lemma1_log_marginal,
-    log_beta_tilde,
-)
-from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV, partition_size
+from pymc_partitions.distributions.mallows import lemma1_log_marginal, log_beta_tilde
+from pymc_partitions.distributions.partition import CRPRV, PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import mallows_beta as mb
 from pymc_partitions.kernels import mallows_gibbs as mg
 from pymc_partitions.kernels import mallows_split_merge as msm
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.partitions import canonicalize
-from pymc_partitions.step_methods.base import (
-    ApproximateStepWarning,
-    PartitionStep,
-    step_arguments,
+from pymc_partitions.step_methods.assignment import assigning_model
+from pymc_partitions.step_methods.base import ApproximateStepWarning, PartitionStep
+from pymc_partitions.step_methods.chain_state import chain_state
+from pymc_partitions.step_methods.info import Summary, split_merge_counts, stats_dtypes_shapes
+from pymc_partitions.step_methods.target import (
+    PartitionModelError,
+    PartitionTarget,
+    explicit_likelihoods,
 )
-from pymc_partitions.step_methods.target import PartitionModelError
 
 #: Blocks reported per draw by default (``max_reported_clusters``).
 DEFAULT_REPORTED = 64
@@ -37,19 +34,53 @@ METHODS = ("slice", "exact_beta", "beta")
 BETA_METHODS = ("exact_beta", "beta")
 #: Split-merge updates per iteration (``n_split_merge``) by default.
 DEFAULT_SPLIT_MERGE = 20
-#: Sampler statistics of the split-merge move (``split_merge=True``), per iteration.
-SPLIT_MERGE_STATS = ("split_proposed", "split_accepted", "merge_proposed", "merge_accepted")
 
 
 def mallows_likelihoods(model, rv):
-    """The GeneralizedMallows variables of ``model`` observed on partition ``rv``."""
-    found = []
-    for other in model.observed_RVs:
-        op = getattr(other.owner, "op", None)
-        if isinstance(op, GeneralizedMallowsRV) and op.dist_params(other.owner)[0] is rv \
-                and not any(other is f for f in found):
-            found.append(other)
-    return found
+    """The likelihoods of partition ``rv`` that this step samples (their op names
+    ``MallowsGibbs`` as its ``explicit_step``)."""
+    return [lik for lik in explicit_likelihoods(model, rv)
+            if getattr(lik.owner.op, "explicit_step", None) == "MallowsGibbs"]
+
+
+class MallowsInfo(NamedTuple):
+    """What one MallowsGibbs iteration did (beside :class:`~.info.Summary`).
+
+    Attributes
+    ----------
+    sigma_accept
+        Fraction of sigma proposals accepted this iteration (NaN when none was made:
+        Beta-Gibbs with one-ranking clusters only).
+    mallows_sigma
+        (K_max, n) int16, central permutation (items best first) of canonical block
+        k of the draw, -1 beyond its blocks.
+    mallows_theta
+        (K_max, T) float32, its dispersions theta_1..theta_T, NaN beyond its blocks.
+    """
+
+    sigma_accept: np.float64
+    mallows_sigma: Annotated[np.int16, (None, None)]
+    mallows_theta: Annotated[np.float32, (None, None)]
+
+
+class MallowsSplitMergeInfo(NamedTuple):
+    """:class:`MallowsInfo` and the split-merge counts (``split_merge=True``).
+
+    Attributes
+    ----------
+    sigma_accept, mallows_sigma, mallows_theta
+        As in :class:`MallowsInfo`.
+    split_proposed, split_accepted, merge_proposed, merge_accepted
+        This iteration's split-merge counts.
+    """
+
+    sigma_accept: np.float64
+    mallows_sigma: Annotated[np.int16, (None, None)]
+    mallows_theta: Annotated[np.float32, (None, None)]
+    split_proposed: np.int64
+    split_accepted: np.int64
+    merge_proposed: np.int64
+    merge_accepted: np.int64
 
 
 class MallowsGibbs(PartitionStep):
@@ -172,6 +203,16 @@ class MallowsGibbs(PartitionStep):
     ``"beta"`` warns (:class:`~pymc_partitions.step_methods.base.ApproximateStepWarning`,
     once per step instance).
 
+    *Through the generic path.* The model is read by
+    :class:`~pymc_partitions.step_methods.target.PartitionTarget` (the likelihood
+    declares explicit block parameters on its op; :meth:`new_target` accepts them),
+    the chain is a :class:`~pymc_partitions.step_methods.chain_state.ChainState` whose
+    ``state`` is the slot-form partition and whose ``stats`` are the per-slot
+    statistics with sigma_c, theta_c beside them (:mod:`pymc_partitions.kernels.mallows_gibbs`'s
+    records), and the iteration is the template's ``step()``: :meth:`move` returns a
+    :class:`MallowsInfo` (:class:`MallowsSplitMergeInfo`), :meth:`summary` the
+    label-invariant statistics of the explicit state.
+
     When the partition reaching the step is not the one it wrote (a new chain,
     ``initvals``, another step moved z), each cluster's parameters are drawn from
     the prior and updated by step 2 before the iteration.
@@ -256,12 +297,7 @@ class MallowsGibbs(PartitionStep):
     #: Negative controls only: a wrong split-merge ratio (kernels.mallows_split_merge).
     _split_merge_control = msm.EXACT
     move_description = "a Slice-Gibbs sweep"
-    stats_dtypes_shapes = {  # noqa: RUF012 - PyMC's protocol; shapes set per instance
-        **PartitionStep.stats_dtypes_shapes,
-        "sigma_accept": (np.float64, []),
-        "mallows_sigma": (np.int16, [None, None]),
-        "mallows_theta": (np.float32, [None, None]),
-    }
+    Info = MallowsInfo  # MallowsSplitMergeInfo per instance with split_merge=True
 
     def __init__(self, vars, method="slice", n_gibbs=10, n_slices=3,
                  max_reported_clusters=None, slice_width=1.0, split_merge=False,
@@ -291,32 +327,28 @@ class MallowsGibbs(PartitionStep):
         if not (np.isfinite(width) and width > 0):
             raise ValueError(f"{owner}: 'slice_width' must be positive, got {slice_width!r}.")
         self.width = width
-        model, value_vars = step_arguments(owner, vars, model, rng, "[z]")
-        if len(value_vars) != 1:
-            raise ValueError(f"{owner} samples one partition variable per step; got "
-                             f"{[v.name for v in value_vars]}.")
-        self.vars = value_vars
-        self._read_model(model, value_vars[0], compile_kwargs)
+        # The template's construction: vars checked, the model read once
+        # (new_target: PartitionTarget with accept_explicit), the per-chain state made.
+        super().__init__(vars, model=model, blocked=blocked, rng=rng,
+                         initial_point=initial_point, compile_kwargs=compile_kwargs)
+        self._read_model(self.target.model)
+        if self.split_merge:
+            self.Info = MallowsSplitMergeInfo
         k_max = self.N if max_reported_clusters is None and self.N <= DEFAULT_REPORTED else (
             DEFAULT_REPORTED if max_reported_clusters is None else
             integer_arg("max_reported_clusters", max_reported_clusters, owner, minimum=1))
         self.k_max = min(k_max, self.N)
+        # The records' fields, with the shapes of this model: PyMC reads these instance
+        # attributes. PyMC 5's NDArray backend allocates each stat as
+        # np.zeros(draws, dtype): a subarray dtype (dtype, shape) makes that a
+        # (draws, *shape) array.
+        shapes = {"mallows_sigma": [self.k_max, self.n_items],
+                  "mallows_theta": [self.k_max, self.T]}
         self.stats_dtypes_shapes = {
-            "n_clusters": (np.int64, []),
-            "largest_cluster_frac": (np.float64, []),
-            "log_joint": (np.float64, []),
-            "sigma_accept": (np.float64, []),
-            "mallows_sigma": (np.int16, [self.k_max, self.n_items]),
-            "mallows_theta": (np.float32, [self.k_max, self.T]),
-        }
-        if self.split_merge:
-            self.stats_dtypes_shapes.update({name: (np.int64, []) for name in SPLIT_MERGE_STATS})
-        # Shapes depend on the model: PyMC reads these instance attributes. PyMC 5's
-        # NDArray backend allocates each stat as np.zeros(draws, dtype): a subarray
-        # dtype (dtype, shape) makes that a (draws, *shape) array.
+            k: (d, shapes.get(k, sh))
+            for k, (d, sh) in stats_dtypes_shapes(Summary, self.Info).items()}
         self.stats_dtypes = [{k: (np.dtype((d, tuple(sh))) if sh else d)
                               for k, (d, sh) in self.stats_dtypes_shapes.items()}]
-        self.set_rng(rng)
         if method == "beta":
             warnings.warn(
                 f"{owner}: method='beta' is the paper's infinite-n approximation (B(a, b) in "
@@ -328,35 +360,39 @@ class MallowsGibbs(PartitionStep):
             )
 
     # ------------------------------------------------------------------ model reading
-    def _read_model(self, model, value_var, compile_kwargs):
-        rv = model.values_to_rvs[value_var]
-        if rv.owner is None or not isinstance(rv.owner.op, PartitionPriorRV):
-            raise PartitionModelError(f"MallowsGibbs: '{rv.name}' is not a partition variable.")
-        if not isinstance(rv.owner.op, CRPRV):
+    def new_target(self, model, value_var, compile_kwargs):
+        """The :class:`PartitionTarget` listing the likelihoods with explicit block
+        parameters (the GeneralizedMallows term) instead of refusing them."""
+        return PartitionTarget(model, value_var, type(self).__name__, compile_kwargs,
+                               accept_explicit=True)
+
+    def _read_model(self, model):
+        # One reading of the model, as for every step (PartitionTarget): the prior's
+        # hyperparameter function (alpha), the refusal of other terms on z and of
+        # Potentials on z; the likelihood is found by its op's protocol
+        # (explicit_block_parameters), its constants read by the op (kernel_data).
+        target = self.target
+        rv = target.rv
+        if not isinstance(target.prior_op, CRPRV):
             raise PartitionModelError(
                 f"MallowsGibbs: partition '{rv.name}' must have a pmp.CRP prior (the Dirichlet "
-                f"process of Meilă & Chen 2010); got {type(rv.owner.op).__name__}.")
-        self.name_z = value_var.name
-        self.N = partition_size(rv)
-        liks = mallows_likelihoods(model, rv)
-        if len(liks) != 1:
+                f"process of Meilă & Chen 2010); got {type(target.prior_op).__name__}.")
+        ours = mallows_likelihoods(model, rv)
+        liks = [lik for lik in target.explicit if any(lik is m for m in ours)]
+        if len(liks) != 1 or target.likelihoods or len(target.explicit) != 1 \
+                or target.constraint is not None:
             raise PartitionModelError(
                 f"MallowsGibbs: partition '{rv.name}' must be observed by exactly one "
-                f"pmp.GeneralizedMallows; found {len(liks)}.")
+                f"pmp.GeneralizedMallows and nothing else; found {len(liks)} "
+                f"GeneralizedMallows and "
+                f"{len(target.likelihoods) + len(target.explicit) - len(liks)} other "
+                f"likelihood(s).")
         lik = liks[0]
-        for other in model.basic_RVs:
-            if other is rv or other is lik:
-                continue
-            if rv in ancestors(other.owner.inputs):
-                raise PartitionModelError(
-                    f"MallowsGibbs: '{other.name}' also depends on partition '{rv.name}'; "
-                    f"the step samples a partition observed by one GeneralizedMallows only.")
-        for pot in model.potentials:
-            if rv in ancestors([pot]):
-                raise PartitionModelError(
-                    f"MallowsGibbs: Potential '{pot.name}' depends on partition '{rv.name}'.")
+        self.name_z = target.name
+        self.N = target.n
         self.lik_name = lik.name
-        orderings, lengths, n, nu, r = generalized_mallows_setup(lik)
+        self.data = data = lik.owner.op.kernel_data(lik)
+        orderings, lengths, n, nu, r = data
         self.orderings, self.lengths, self.n_items, self.nu, self.r = (
             orderings, lengths, n, nu, r)
         self.T = r.shape[0]
@@ -384,20 +420,6 @@ class MallowsGibbs(PartitionStep):
         self.log_prior_pred = np.ascontiguousarray(log_prior_pred)
         gl_x, gl_w = np.polynomial.legendre.leggauss(mb.GL_NODES)
         self.gl_x, self.gl_w = gl_x.astype(np.float64), gl_w.astype(np.float64)
-        alpha = rv.owner.op.dist_params(rv.owner)[0]
-        outs = model.replace_rvs_by_values([alpha])
-        needed = set(ancestors(outs))
-        self._alpha_inputs = [v.name for v in model.value_vars if v in needed]
-        if value_var.name in self._alpha_inputs:
-            raise PartitionModelError(f"MallowsGibbs: the CRP's alpha depends on '{rv.name}'.")
-        kwargs = dict(compile_kwargs or {})
-        kwargs.setdefault("on_unused_input", "ignore")
-        if small_function_mode() is not None:
-            kwargs.setdefault("mode", small_function_mode())
-        fn = model.compile_fn(outs, inputs=[v for v in model.value_vars if v in needed],
-                              point_fn=False, **kwargs)
-        fn.trust_input = True
-        self._alpha_fn = fn
 
     @staticmethod
     def competence(var, has_grad=None):
@@ -408,33 +430,30 @@ class MallowsGibbs(PartitionStep):
             return Competence.IDEAL
         return Competence.INCOMPATIBLE
 
-    # ------------------------------------------------------------------ chain state
+    # ------------------------------------------------------------------ the container
     def start_chain(self, rng):
-        self._chain = None
-        self._stream = new_stream(rng)
+        super().start_chain(rng)
+        self._work = None
 
-    def _alpha(self, point):
-        value = float(np.asarray(self._alpha_fn(*[point[nm] for nm in self._alpha_inputs])[0]))
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"MallowsGibbs: the CRP's alpha = {value!r} must be positive.")
-        return value
-
-    def _new_chain(self, labels):
+    def new_container(self, labels, args):
+        """A :class:`ChainState` over the point's ``labels``: state the slot-form
+        partition (:class:`~pymc_partitions.kernels.mallows_gibbs.MallowsSlots`),
+        stats the per-slot statistics with (sigma_c, theta_c) beside them
+        (:class:`~pymc_partitions.kernels.mallows_gibbs.MallowsStats`), drawn from the
+        prior and updated by step 2."""
         N, n, T = self.N, self.n_items, self.T
         labels = canonicalize(np.asarray(labels))
         K = int(labels.max()) + 1
         cap = min(N + 1, max(2 * K, 8))
-        ch = {"labels": labels.astype(np.int64).copy()}
-        self._alloc(ch, cap)
-        ch["sizes"][:K] = np.bincount(labels, minlength=K)
+        slots = mg.alloc_slots(labels, cap)
+        stats = mg.alloc_stats(cap, n, T, self.method in BETA_METHODS)
         for i in range(N):
-            mg.add_ranking(ch["counts"], ch["n_at_least"], self.orderings[i],
+            mg.add_ranking(stats.counts, stats.n_at_least, self.orderings[i],
                            self.lengths[i], labels[i])
-        free = np.arange(cap - 1, K - 1, -1, dtype=np.int64)
-        ch["free"][: free.size] = free
-        ch["n_free"][0] = free.size
+        chain = chain_state(slots, stats, N, args.values, shared=tuple(self.data))
         w = self.orderings.shape[1]
-        ch["scratch"] = {
+        # Scratch the kernels overwrite (not state; the sweep order is chain.order).
+        self._work = {
             "log_w": np.empty(N + 2), "cand": np.empty(N + 2, dtype=np.int64),
             "tree": np.zeros(n + 1, dtype=np.int64),
             "codes": np.empty(max(w, n), dtype=np.int64),
@@ -443,7 +462,7 @@ class MallowsGibbs(PartitionStep):
             "proposal": np.empty(n, dtype=np.int64),
             "proposal_pos": np.empty(n, dtype=np.int64),
             "alive": np.empty(n, dtype=np.bool_), "colsum": np.empty(n),
-            "sums": np.empty(T, dtype=np.int64), "order": np.arange(N, dtype=np.int64),
+            "sums": np.empty(T, dtype=np.int64),
             "status": np.zeros(1, dtype=np.int64),
             "node_theta": np.empty(mb.MAX_NODES), "node_logw": np.empty(mb.MAX_NODES),
             "saved_rows": np.empty((T, n)),
@@ -451,66 +470,47 @@ class MallowsGibbs(PartitionStep):
             "log_a": np.empty(N), "log_b": np.empty(N),
             "outcomes": np.zeros(4, dtype=np.int64),
         }
-        if not mg.prior_parameters(ch["sizes"], ch["sigma"], ch["pos"], ch["theta"], self.nu,
+        if not mg.prior_parameters(slots.sizes, stats.sigma, stats.pos, stats.theta, self.nu,
                                    self.r, self._stream):
             raise RuntimeError("MallowsGibbs: a theta draw from the prior failed.")
-        self._chain = ch
-        self._update_parameters(ch)
-        return ch
+        self._update_parameters(chain)
+        return chain
 
-    def _alloc(self, ch, cap, old=None):
-        n, T = self.n_items, self.T
-        new = {
-            "sizes": np.zeros(cap, dtype=np.int64),
-            "counts": np.zeros((cap, T, n, n), dtype=np.int64),
-            "n_at_least": np.zeros((cap, T), dtype=np.int64),
-            "sigma": np.zeros((cap, n), dtype=np.int64),
-            "pos": np.zeros((cap, n), dtype=np.int64),
-            "theta": np.ones((cap, T)),
-            "free": np.zeros(cap, dtype=np.int64),
-        }
-        if self.method in BETA_METHODS:
-            new["sums"] = np.zeros((cap, T), dtype=np.int64)
-            new["log_pred"] = np.zeros((cap, T, n))
-            new["member"] = np.zeros(cap, dtype=np.int64)
-        if old is not None:
-            c = old["sizes"].shape[0]
-            for key, value in new.items():
-                value[:c] = old[key]
-        ch.update(new)
-        ch.setdefault("n_free", np.zeros(1, dtype=np.int64))
+    def chains_of(self, container):
+        # No collapsed component: no cache follows the hyperparameters (alpha is read
+        # by the move itself).
+        return ()
 
     def _grow(self, ch):
-        old_cap = ch["sizes"].shape[0]
-        cap = min(self.N + 1, 2 * old_cap)
-        keys = ("sizes", "counts", "n_at_least", "sigma", "pos", "theta", "free")
-        if self.method in BETA_METHODS:
-            keys += ("sums", "log_pred", "member")
-        old = {k: ch[k] for k in keys}
-        self._alloc(ch, cap, old)
-        nf = int(ch["n_free"][0])
-        added = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
-        ch["free"][nf: nf + added.size] = added
-        ch["n_free"][0] = nf + added.size
+        """Double the slot capacity of chain ``ch`` (at most N + 1), in place: its
+        state and stats become larger records with the old slots in their first rows;
+        its order, labels and scratch arrays stay."""
+        cap = min(self.N + 1, 2 * ch.state.sizes.shape[0])
+        slots, stats = mg.grow(ch.state, ch.stats, cap)
+        fresh = chain_state(slots, stats, self.N, ch.hyper_values, shared=tuple(self.data))
+        keep = {id(fresh.labels): ch.labels, id(fresh.log_w): ch.log_w,
+                id(fresh.order): ch.order, id(fresh.scratch): ch.scratch}
+        ch.state, ch.stats = slots, stats
+        ch.owned = tuple(keep.get(id(a), a) for a in fresh.owned)
 
     def _update_parameters(self, ch):
         """Step 2 (cluster parameters); returns (accepted, proposed) sigma proposals."""
-        s = ch["scratch"]
+        s, p, st = self._work, ch.state, ch.stats
         if self.method in BETA_METHODS:
             accepted = mb.update_parameters_beta(
-                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], self.nu, self.r,
+                self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                st.n_at_least, st.sigma, st.pos, st.theta, self.nu, self.r,
                 self.log_bt1_sigma, self.finite, self._figure5_order, self.n_gibbs,
                 self._stream, s["weights"], s["proposal"], s["proposal_pos"], s["alive"],
-                s["colsum"], s["sums"], ch["member"], s["taken"], s["placed"], s["rest"],
+                s["colsum"], s["sums"], st.member, s["taken"], s["placed"], s["rest"],
                 s["status"])
             self._check_status(s)
-            return accepted, self.n_gibbs * int(np.count_nonzero(ch["sizes"] > 1))
+            return accepted, self.n_gibbs * int(np.count_nonzero(p.sizes > 1))
         accepted = mg.update_parameters(
-            ch["sizes"], ch["counts"], ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"],
+            p.sizes, st.counts, st.n_at_least, st.sigma, st.pos, st.theta,
             self.nu, self.r, self.n_gibbs, self.n_slices, self.width, 50, self._stream,
             s["weights"], s["proposal"], s["proposal_pos"], s["alive"], s["colsum"], s["sums"])
-        return accepted, self.n_gibbs * int(np.count_nonzero(ch["sizes"]))
+        return accepted, self.n_gibbs * int(np.count_nonzero(p.sizes))
 
     def _check_status(self, s):
         if s["status"][0]:
@@ -519,15 +519,15 @@ class MallowsGibbs(PartitionStep):
                                f"rejected every proposal (nu = {self.nu}).")
 
     def _reassign(self, ch, alpha):
-        s = ch["scratch"]
-        order = s["order"]
+        s = self._work
         start = 0
         while True:
+            p, st, order = ch.state, ch.stats, ch.order  # new records after a growth
             if self.method in BETA_METHODS:
                 stop = mb.reassign_items_beta(
-                    self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                    ch["n_at_least"], ch["sums"], ch["log_pred"], ch["sigma"], ch["pos"],
-                    ch["theta"], ch["free"], ch["n_free"], order, start, math.log(alpha),
+                    self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                    st.n_at_least, st.sums, st.log_pred, st.sigma, st.pos,
+                    st.theta, p.free, p.n_free, order, start, math.log(alpha),
                     self.log_new, self.nu, self.r, self.log_bt1_sigma, self.log_prior_pred,
                     self.finite, self.gl_x, self.gl_w, self._stream, s["log_w"], s["cand"],
                     s["tree"], s["codes"], s["taken"], s["placed"], s["rest"],
@@ -537,10 +537,10 @@ class MallowsGibbs(PartitionStep):
                 self._grow(ch)
                 start = stop
                 continue
-            log_psi_cum = np.empty((ch["sizes"].shape[0], self.orderings.shape[1] + 1))
+            log_psi_cum = np.empty((p.sizes.shape[0], self.orderings.shape[1] + 1))
             stop = mg.reassign_items(
-                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
+                self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                st.n_at_least, st.sigma, st.pos, st.theta, p.free, p.n_free,
                 order, start, math.log(alpha), self.log_new, self.nu, self.r, self.log_bt1,
                 self._stream, s["log_w"], s["cand"], s["tree"], s["codes"], s["taken"],
                 s["placed"], s["rest"], log_psi_cum, s["status"])
@@ -553,16 +553,17 @@ class MallowsGibbs(PartitionStep):
     def _split_merge(self, ch, alpha):
         """``n_split_merge`` split-merge updates (:mod:`~pymc_partitions.kernels.
         mallows_split_merge`); returns the outcome counts (4,)."""
-        s = ch["scratch"]
+        s = self._work
         outcomes = s["outcomes"]
         outcomes[:] = 0
         if self.N < 2:
             return outcomes
         start = 0
         while True:
+            p, st = ch.state, ch.stats  # new records after a growth
             stop = msm.split_merge_updates(
-                self.orderings, self.lengths, ch["labels"], ch["sizes"], ch["counts"],
-                ch["n_at_least"], ch["sigma"], ch["pos"], ch["theta"], ch["free"], ch["n_free"],
+                self.orderings, self.lengths, p.labels, p.sizes, st.counts,
+                st.n_at_least, st.sigma, st.pos, st.theta, p.free, p.n_free,
                 self.n_split_merge, start, self.n_restricted_scans, math.log(alpha),
                 self.log_new, self.nu, self.r, self.log_bt1, self._split_merge_control,
                 self._stream, s["members"], s["side"], s["log_a"], s["log_b"], s["tree"],
@@ -575,53 +576,45 @@ class MallowsGibbs(PartitionStep):
         return outcomes
 
     # ------------------------------------------------------------------ one iteration
-    def step(self, point):
-        alpha = self._alpha(point)
-        labels = np.asarray(point[self.name_z])
-        ch = self._chain
-        if ch is None or not np.array_equal(labels, ch["canon"]):
-            ch = self._new_chain(labels)
+    def move(self, ch, args):
+        """Steps 1 (reassignment), the optional split-merge updates, and 2 (cluster
+        parameters) on chain ``ch``; the draw's canonical labels to ``ch.labels``;
+        the Info record with the reported blocks' (sigma_c, theta_c)."""
+        alpha = float(args.values[0])
         if self._reassign_sweeps:
             self._reassign(ch, alpha)
         if self.split_merge:
             outcomes = self._split_merge(ch, alpha)
         accepted, proposed = self._update_parameters(ch)
-        sizes = ch["sizes"]
-        occupied = np.flatnonzero(sizes)
-        K = occupied.size
-        canon = canonicalize(ch["labels"])
-        ch["canon"] = canon
+        canon = canonicalize(ch.state.labels)
+        np.copyto(ch.labels, canon)
+        K = int(canon.max()) + 1
         # slot of canonical block k: the slot of the first item with canonical label k
         first = np.zeros(K, dtype=np.int64)
         first[canon[::-1]] = np.arange(self.N - 1, -1, -1)
-        slots = ch["labels"][first]
+        slots = ch.state.labels[first]
         k_rep = min(K, self.k_max)
         sigma_out = np.full((self.k_max, self.n_items), -1, dtype=np.int16)
         theta_out = np.full((self.k_max, self.T), np.nan, dtype=np.float32)
-        sigma_out[:k_rep] = ch["sigma"][slots[:k_rep]]
-        theta_out[:k_rep] = ch["theta"][slots[:k_rep]]
-        block_sizes = sizes[occupied]
-        log_prior = (K * math.log(alpha) + math.lgamma(alpha) - math.lgamma(alpha + self.N)
-                     + float(sum(math.lgamma(m) for m in block_sizes)))
-        s = ch["scratch"]
-        log_lik = mg.explicit_log_likelihood(sizes, ch["counts"], ch["n_at_least"], ch["pos"],
-                                             ch["theta"], self.nu, self.r, self.log_prior_norm,
-                                             s["sums"])
-        new_point = dict(point)
-        new_point[self.name_z] = canon.copy()
-        stats = {
-            "n_clusters": int(K),
-            "largest_cluster_frac": float(block_sizes.max()) / self.N,
-            "log_joint": float(log_prior + log_lik),
+        sigma_out[:k_rep] = ch.stats.sigma[slots[:k_rep]]
+        theta_out[:k_rep] = ch.stats.theta[slots[:k_rep]]
+        fields = {
             "sigma_accept": float(accepted) / proposed if proposed else np.nan,
             "mallows_sigma": sigma_out,
             "mallows_theta": theta_out,
         }
         if self.split_merge:
-            rejected_split, accepted_split, rejected_merge, accepted_merge = (
-                int(c) for c in outcomes)
-            stats.update(split_proposed=rejected_split + accepted_split,
-                         split_accepted=accepted_split,
-                         merge_proposed=rejected_merge + accepted_merge,
-                         merge_accepted=accepted_merge)
-        return new_point, [stats]
+            fields.update(split_merge_counts(outcomes))
+        return self.Info(**fields)
+
+    def summary(self, ch, args):
+        """n_clusters, largest_cluster_frac and log_joint = log p(z | alpha) +
+        sum_c [log P0(sigma_c, theta_c) + sum_i log GM] of the explicit state."""
+        sizes = ch.state.sizes
+        block_sizes = sizes[np.flatnonzero(sizes)]
+        log_prior = self.target.prior_op.log_prior_from_sizes(args.values, block_sizes, self.N)
+        log_lik = mg.explicit_log_likelihood(sizes, ch.stats.counts, ch.stats.n_at_least,
+                                             ch.stats.pos, ch.stats.theta, self.nu, self.r,
+                                             self.log_prior_norm, self._work["sums"])
+        return Summary(int(block_sizes.size), float(block_sizes.max()) / self.N,
+                       float(log_prior + log_lik))

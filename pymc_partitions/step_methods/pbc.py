@@ -25,20 +25,21 @@ assigned automatically); :func:`pbc_ladder` builds a ladder by the paper's §4 r
 
 import itertools
 import warnings
-from typing import ClassVar
+from typing import NamedTuple
 
 import numpy as np
 from pymc.model import modelcontext
 
 from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg, number_arg
-from pymc_partitions.kernels import canonical_labels, crossover, mutation, summarise
+from pymc_partitions.kernels import canonical_labels, crossover, mutation
 from pymc_partitions.kernels.bookkeeping import log_joint_entry
 from pymc_partitions.kernels.exchange import run_exchanges
 from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.tempering import temper
 from pymc_partitions.step_methods.base import PartitionStep, step_arguments
 from pymc_partitions.step_methods.chain_state import clone, copy_into
+from pymc_partitions.step_methods.info import split_merge_counts
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
 
@@ -296,6 +297,46 @@ def _choice_arg(name, value, options, owner="PBC"):
     return value
 
 
+class PBCInfo(NamedTuple):
+    """What one :class:`PBC` iteration did (mutation or crossovers, then exchanges).
+
+    Attributes
+    ----------
+    log_target
+        The coldest member's tempered log target, log_joint / t_N.
+    mutated
+        Whether this iteration mutated (else it crossed over).
+    split_proposed, split_accepted, merge_proposed, merge_accepted
+        This iteration's mutation counts, over all members.
+    crossover_proposed, crossover_accepted
+        Crossovers that could be proposed, and those accepted.
+    crossover_changed
+        Accepted crossovers that changed a member's partition.
+    exchange_proposed, exchange_accepted
+        (N - 1,) int64 exchanges per adjacent pair of rungs (an object per draw).
+    best_log_joint
+        The largest untempered log target any member has had so far.
+    best_partition
+        (n,) int64 canonical labels of that partition (``mode="optimise"``; else empty).
+    """
+
+    log_target: np.float64
+    mutated: bool
+    split_proposed: np.int64
+    split_accepted: np.int64
+    merge_proposed: np.int64
+    merge_accepted: np.int64
+    crossover_proposed: np.int64
+    crossover_accepted: np.int64
+    crossover_changed: np.int64
+    # (N - 1,) arrays per draw: PyMC's trace stores stats as scalars, so they travel
+    # as objects (as pmp.CoupledGibbs' coupled_labels).
+    exchange_proposed: object
+    exchange_accepted: object
+    best_log_joint: np.float64
+    best_partition: object
+
+
 class PBC(PartitionStep):
     r"""Population Based Clustering: a tempered population of partitions in one chain.
 
@@ -438,24 +479,7 @@ class PBC(PartitionStep):
 
     name = "partition_pbc"
     move_description = "a PBC mutation"
-    stats_dtypes_shapes: ClassVar[dict] = {
-        **PartitionStep.stats_dtypes_shapes,
-        "log_target": (np.float64, []),
-        "mutated": (bool, []),
-        "split_proposed": (np.int64, []),
-        "split_accepted": (np.int64, []),
-        "merge_proposed": (np.int64, []),
-        "merge_accepted": (np.int64, []),
-        "crossover_proposed": (np.int64, []),
-        "crossover_accepted": (np.int64, []),
-        "crossover_changed": (np.int64, []),
-        # (N - 1,) arrays per draw: PyMC's trace stores stats as scalars, so they
-        # travel as objects (as pmp.CoupledGibbs' coupled_labels).
-        "exchange_proposed": (object, []),
-        "exchange_accepted": (object, []),
-        "best_log_joint": (np.float64, []),
-        "best_partition": (object, []),
-    }
+    Info = PBCInfo
 
     def __init__(self, vars, temperatures=None, crossover="one_new", selection="boltzmann",
                  selection_temperature=1.0, mutation_rate=0.3, split_probability=0.5,
@@ -490,73 +514,59 @@ class PBC(PartitionStep):
 
     def start_chain(self, rng):
         super().start_chain(rng)
-        self._population = None
         self._best_log_joint = -np.inf
         self._best_partition = np.zeros(0, dtype=np.int64)
 
-    def step(self, point):
-        target = self.target
-        values, prior_params, per_lik = target.params(point)
-        labels = point[target.name]
-        population = self._population
-        if population is None or not np.array_equal(labels, population.coldest().labels):
-            chain = target.new_chain_state(target.validate_labels(labels), values, per_lik)
-            if population is None:
-                population = self._population = TemperedPopulation(chain, self.temperatures)
-            else:
-                population.load(chain)
-        for member in population.members:
-            params, _, data = target.kernel_args(member, values, per_lik)
+    # The container: the ladder, every member a copy of the point's partition.
+    def new_container(self, labels, args):
+        return TemperedPopulation(self.new_chain(labels, args), self.temperatures)
+
+    def load_container(self, population, labels, args):
+        population.load(self.new_chain(labels, args))
+        return population
+
+    def chain_of(self, population):
+        return population.coldest()
+
+    def chains_of(self, population):
+        return population.members
+
+    def move(self, population, args):
+        stream, prior_params, params, data = args.stream, args.prior_params, args.params, args.data
         population.reset_counts()
-        stream = self._stream
         n_rungs = population.n_rungs
         mutate = n_rungs < 2 or crossover.draw_uniform(stream) < self.mutation_rate
         if mutate:
             failed = population.mutate(stream, prior_params, params, data, self.n_mutations,
                                        self.split_probability)
-            if failed >= 0:
-                self._population = None  # reload from the point should sampling go on
-                raise target.impossible_conditional(failed, values, self.move_description)
+            self.fail_if(failed, args)
             population.update_log_targets(prior_params, params)
         else:
             population.update_log_targets(prior_params, params)
-            try:
-                population.crossover(stream, prior_params, params, data, n_rungs, self._kind,
-                                     self.selection == "boltzmann", self.selection_temperature)
-            except ValueError:
-                self._population = None
-                raise
+            population.crossover(stream, prior_params, params, data, n_rungs, self._kind,
+                                 self.selection == "boltzmann", self.selection_temperature)
         population.exchange(stream, n_rungs)
         best = int(np.argmax(population.log_targets))
         if population.log_targets[best] > self._best_log_joint:
             self._best_log_joint = float(population.log_targets[best])
             if self.optimising:
                 self._best_partition = _canonical(population.members[best])
-        coldest = population.coldest()
-        n_blocks, largest, log_joint = summarise(coldest.state, prior_params, params,
-                                                 coldest.stats, coldest.labels, coldest.scratch)
-        outcomes = population.mutation_outcomes
         crossed = population.crossover_outcomes
-        new_point = dict(point)
-        new_point[target.name] = coldest.labels.copy()
-        return new_point, [{
-            "n_clusters": int(n_blocks),
-            "largest_cluster_frac": largest / target.n,
-            "log_joint": float(log_joint),
-            "log_target": float(log_joint) / float(self.temperatures[-1]),
-            "mutated": bool(mutate),
-            "split_proposed": int(outcomes[0] + outcomes[1]),
-            "split_accepted": int(outcomes[1]),
-            "merge_proposed": int(outcomes[2] + outcomes[3]),
-            "merge_accepted": int(outcomes[3]),
-            "crossover_proposed": int(crossed[crossover.REJECTED] + crossed[crossover.ACCEPTED]),
-            "crossover_accepted": int(crossed[crossover.ACCEPTED]),
-            "crossover_changed": int(population.crossover_changed),
-            "exchange_proposed": population.exchange_proposed.copy(),
-            "exchange_accepted": population.exchange_accepted.copy(),
-            "best_log_joint": self._best_log_joint,
-            "best_partition": self._best_partition.copy(),
-        }]
+        return PBCInfo(
+            log_target=np.nan,  # finish_info: the draw's log_joint / t_N
+            mutated=bool(mutate),
+            **split_merge_counts(population.mutation_outcomes),
+            crossover_proposed=int(crossed[crossover.REJECTED] + crossed[crossover.ACCEPTED]),
+            crossover_accepted=int(crossed[crossover.ACCEPTED]),
+            crossover_changed=int(population.crossover_changed),
+            exchange_proposed=population.exchange_proposed.copy(),
+            exchange_accepted=population.exchange_accepted.copy(),
+            best_log_joint=self._best_log_joint,
+            best_partition=self._best_partition.copy(),
+        )
+
+    def finish_info(self, info, summary):
+        return info._replace(log_target=summary.log_joint / float(self.temperatures[-1]))
 
 
 def _canonical(member):

@@ -30,7 +30,7 @@ How ``pm.sample`` runs a population step (PyMC 5.28 and 6.4 alike,
   between ``cores=1`` and ``cores > 1`` (measured on both stacks: equal first draws,
   then apart), whatever the population step does. Not fixed here.
 - An exception in a worker reaches PyMC's main process only as ``EOFError``;
-  :mod:`pymc_partitions.compat` (patch ``population_worker_errors``) sends it back
+  the hook :mod:`pymc_partitions.hooks.population_worker_errors` sends it back
   and re-raises it there with the chain and the worker's traceback.
 - PyMC's own ``link_population`` refuses fewer than 3 chains; :class:`PopulationStep`
   overrides it and needs :attr:`PopulationStep.min_chains` (2 unless a subclass
@@ -53,8 +53,9 @@ class PopulationStep(PartitionStep, PopulationArrayStepShared):
     kernel streams, the starting point, hyperparameters read afresh from the point
     every iteration so NUTS or a hyperparameter step can move them), plus PyMC's
     population contract: ``pm.sample`` runs the chains as one population, and
-    during :meth:`move` the step reads the other chains' points of the previous
-    iteration in ``self.population`` (``self.this_chain``, ``self.other_chains``;
+    during :meth:`move` (run by the base class's one ``step()``) the step reads the
+    other chains' points of the previous iteration in ``self.population``
+    (``self.this_chain``, ``self.other_chains``;
     :meth:`population_labels` gives their partitions as compact labels), and
     ``self.iteration`` counts this chain's completed iterations (tuning included).
 
@@ -82,10 +83,6 @@ class PopulationStep(PartitionStep, PopulationArrayStepShared):
         self.population = None
         self.this_chain = None
         self.other_chains = None
-
-    def start_chain(self, rng):
-        super().start_chain(rng)
-        self.iteration = 0
 
     def link_population(self, population, chain_index):
         """Link to PyMC's list of the chains' points (PyMC calls this once per chain,
@@ -135,11 +132,6 @@ class PopulationStep(PartitionStep, PopulationArrayStepShared):
         for c, point in enumerate(self.population):
             canonical_labels(np.asarray(point[self.target.name], dtype=np.int64), out[c], relabel)
         return out
-
-    def step(self, point):
-        result = super().step(point)
-        self.iteration += 1
-        return result
 
 
 __all__ = ["PopulationStep"]

@@ -1,18 +1,46 @@
 """``pmp.SplitMerge``: Jain & Neal's restricted-Gibbs split-merge sampler, SM(t, m, n)."""
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs, split_merge
 from pymc_partitions.step_methods.base import PartitionStep
+from pymc_partitions.step_methods.info import split_merge_counts
 
 PROPOSALS = {
     "restricted_gibbs": split_merge.RESTRICTED_GIBBS,
     "random": split_merge.RANDOM,
     "sequential": split_merge.SEQUENTIAL,
 }
+
+
+class SplitMergeInfo(NamedTuple):
+    """What one :class:`SplitMerge` iteration did.
+
+    Attributes
+    ----------
+    split_proposed, split_accepted
+        Split proposals among this iteration's m updates, and those accepted.
+    merge_proposed, merge_accepted
+        The same for merges.
+    accept_rate
+        Accepted / proposed updates in this iteration.
+    split_merge_seconds
+        Wall time of the m updates.
+    gibbs_seconds
+        Wall time of the n Gibbs sweeps.
+    """
+
+    split_proposed: np.int64
+    split_accepted: np.int64
+    merge_proposed: np.int64
+    merge_accepted: np.int64
+    accept_rate: np.float64
+    split_merge_seconds: np.float64
+    gibbs_seconds: np.float64
 
 
 class SplitMerge(PartitionStep):
@@ -86,16 +114,7 @@ class SplitMerge(PartitionStep):
 
     name = "partition_split_merge"
     move_description = "a split-merge update or its Gibbs sweeps"
-    stats_dtypes_shapes = {
-        **PartitionStep.stats_dtypes_shapes,
-        "split_proposed": (np.int64, []),
-        "split_accepted": (np.int64, []),
-        "merge_proposed": (np.int64, []),
-        "merge_accepted": (np.int64, []),
-        "accept_rate": (np.float64, []),
-        "split_merge_seconds": (np.float64, []),
-        "gibbs_seconds": (np.float64, []),
-    }
+    Info = SplitMergeInfo
 
     def __init__(self, vars, n_restricted_scans=5, n_proposals=1, n_gibbs_sweeps=1,
                  proposal="restricted_gibbs", **kwargs):
@@ -121,32 +140,31 @@ class SplitMerge(PartitionStep):
         self._origin = np.empty(n, dtype=np.int64)
         self._outcomes = np.zeros(4, dtype=np.int64)
 
-    def move(self, stream, chain, prior_params, params, stats, data):
+    def move(self, chain, args):
         outcomes = self._outcomes
         outcomes[:] = 0
+        stream, prior_params, params, data = args.stream, args.prior_params, args.params, args.data
         # The updates, then the sweeps on the same stream, timed apart.
         start = time.perf_counter()
         failed = split_merge.run_split_merge(
             stream, self.n_proposals, self.n_restricted_scans, PROPOSALS[self.proposal],
-            chain.state, prior_params, params, stats, data, self._members, self._origin,
+            chain.state, prior_params, params, chain.stats, data, self._members, self._origin,
             outcomes,
         )
         split_merge_seconds = time.perf_counter() - start
         start = time.perf_counter()
         if failed < 0:
             failed = gibbs.run_sweeps(stream, self.n_gibbs_sweeps, chain.state, prior_params,
-                                      params, stats, data, chain.log_w, chain.order)
+                                      params, chain.stats, data, chain.log_w, chain.order)
         gibbs_seconds = time.perf_counter() - start
-        rejected_split, accepted_split, rejected_merge, accepted_merge = (int(c) for c in outcomes)
-        return failed, {
-            "split_proposed": rejected_split + accepted_split,
-            "split_accepted": accepted_split,
-            "merge_proposed": rejected_merge + accepted_merge,
-            "merge_accepted": accepted_merge,
-            "accept_rate": (accepted_split + accepted_merge) / self.n_proposals,
-            "split_merge_seconds": split_merge_seconds,
-            "gibbs_seconds": gibbs_seconds,
-        }
+        self.fail_if(failed, args)
+        counts = split_merge_counts(outcomes)
+        return SplitMergeInfo(
+            **counts,
+            accept_rate=(counts["split_accepted"] + counts["merge_accepted"]) / self.n_proposals,
+            split_merge_seconds=split_merge_seconds,
+            gibbs_seconds=gibbs_seconds,
+        )
 
 
 def _count(name, value, minimum):

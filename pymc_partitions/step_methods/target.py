@@ -12,6 +12,14 @@ A prior whose support is restricted beyond block sizes (proper graph colourings)
 supplies a constraint component, placed first among the kernel components; with
 it the partition may be sampled without any likelihood (the prior is the target).
 
+A likelihood whose block parameters cannot be integrated out declares it on its op
+(``explicit_block_parameters = True``, with ``explicit_step`` naming the step whose
+kernels hold those parameters per slot, and ``kernel_data(rv)`` its constant inputs):
+:class:`PartitionTarget` lists it in ``explicit`` for the steps that accept such
+terms (that step; the hyperparameter steps when its hyperparameters are constants)
+and refuses it, naming that step, for every other step. Nothing here knows which
+likelihoods these are (:func:`explicit_likelihoods`).
+
 :class:`~pymc_partitions.step_methods.chain_state.ChainState` (its own module)
 holds one chain's kernel state: the partition with its sufficient statistics and
 the scratch arrays the kernels use.
@@ -23,7 +31,6 @@ from pytensor.graph.basic import Constant
 
 from pymc_partitions.versions import ancestors, small_function_mode
 from pymc_partitions.distributions.collapsed import CollapsedLikelihoodRV, observed_data
-from pymc_partitions.distributions.mallows import GeneralizedMallowsRV
 from pymc_partitions.distributions.partition import (
     PartitionPriorRV,
     partition_size,
@@ -51,13 +58,17 @@ class PartitionTarget:
         Used in error messages.
     compile_kwargs : dict, optional
         Passed to the compilation of the hyperparameter function.
+    accept_explicit : bool, default False
+        List the likelihoods with explicit block parameters in :attr:`explicit`
+        instead of refusing them: for the step whose kernels hold those parameters,
+        and for hyperparameter steps (their terms are then not read: the op's
+        ``hyper_params`` are none of the model's variables).
     """
 
-    def __init__(self, model, value_var, step_name, compile_kwargs=None, skip_explicit=False):
+    def __init__(self, model, value_var, step_name, compile_kwargs=None, accept_explicit=False):
         self.model = model
-        #: Skip likelihoods with explicit block parameters (GeneralizedMallows) instead
-        #: of refusing them: for hyperparameter steps, whose variables they do not read.
-        self.skip_explicit = skip_explicit
+        self.accept_explicit = accept_explicit
+        #: Observed likelihoods with explicit block parameters (accept_explicit only).
         self.explicit = []
         self.value_var = value_var
         self.name = value_var.name
@@ -138,16 +149,24 @@ class PartitionTarget:
             if other is rv:
                 continue
             op = other.owner.op
-            if isinstance(op, GeneralizedMallowsRV) and op.dist_params(other.owner)[0] is rv:
-                if self.skip_explicit:
+            if _explicit_on(op, other, rv):
+                if self.accept_explicit:
+                    if other not in model.observed_RVs:
+                        raise PartitionModelError(
+                            f"'{other.name}' is a likelihood of partition '{rv.name}' but not "
+                            f"observed; pass observed=.")
+                    if rv in ancestors(op.hyper_params(other.owner)):
+                        raise PartitionModelError(
+                            f"The hyperparameters of '{other.name}' depend on partition "
+                            f"'{rv.name}': {self.step_name} cannot sample such a model exactly.")
                     if not any(other is e for e in self.explicit):
                         self.explicit.append(other)
                     continue
                 raise PartitionModelError(
-                    f"'{other.name}' (pmp.GeneralizedMallows) observes partition '{rv.name}' with "
-                    f"explicit cluster parameters (sigma, theta), which have no collapsed kernel: "
-                    f"{self.step_name} cannot sample it. Use pmp.MallowsGibbs([{rv.name}]) (what "
-                    f"pm.sample assigns by itself)."
+                    f"'{other.name}' (pmp.{_display_name(op)}) observes partition '{rv.name}' "
+                    f"with explicit block parameters, which have no collapsed kernel: "
+                    f"{self.step_name} cannot sample it. Use pmp.{op.explicit_step}([{rv.name}]) "
+                    f"(what pm.sample assigns by itself)."
                 )
             if isinstance(op, CollapsedLikelihoodRV) and op.dist_params(other.owner)[0] is rv:
                 if any(other is lik for lik in likelihoods):
@@ -294,6 +313,27 @@ class PartitionTarget:
         return params, chain.stats, data
 
 
+def _explicit_on(op, rv, partition):
+    """True when ``rv`` (node of ``op``) is a likelihood of ``partition`` whose op
+    declares explicit block parameters."""
+    return (getattr(op, "explicit_block_parameters", False)
+            and op.partition_of(rv.owner) is partition)
+
+
+def explicit_likelihoods(model, partition):
+    """The observed variables of ``model`` whose likelihood of ``partition`` holds
+    explicit block parameters (their op declares ``explicit_block_parameters``), in
+    model order, each once: what a step's ``competence`` asks to decide whether its
+    kernels can move ``partition``."""
+    found = []
+    for other in model.observed_RVs:
+        op = getattr(other.owner, "op", None)
+        if op is not None and _explicit_on(op, other, partition) \
+                and not any(other is f for f in found):
+            found.append(other)
+    return found
+
+
 def fast_validity(op, base, positive):
     """``values -> bool``, True when ``op.check_hyper_values`` would accept the values.
 
@@ -348,4 +388,4 @@ def _same(values, other):
     return all(a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(values, other))
 
 
-__all__ = ["ChainState", "PartitionModelError", "PartitionTarget"]
+__all__ = ["ChainState", "PartitionModelError", "PartitionTarget", "explicit_likelihoods"]

@@ -13,6 +13,18 @@ and registers them for its ``params`` record class, optionally with a sixth,
 of unassigned items; default: the chain rule over C's items), for components whose
 block term has a cheaper closed form (the IRM's). Moves call the generic
 functions of :mod:`.base`, which numba resolves from the params type.
+
+Optionally, a component module provides the hyperparameter steps' fast path, two
+plain functions (not registered: called from Python, looked up on the module by
+:mod:`pymc_partitions.step_methods.hyperparameters`)::
+
+    blocks_statistics(idx, sizes, data) -> tuple of arrays   # once per partition
+    blocks_log_likelihood(values, statistics) -> float       # -inf outside the support
+
+the log likelihood from the K blocks' compact statistics, without a kernel state
+(the Normal's and the Beta-Bernoulli's). Without them the step sums ``log_marginal``
+over a kernel state: a new likelihood needs nothing more than its module, its
+distribution class and its tests.
 Statistics are updated incrementally: no primitive reads the members of a block.
 """
 
