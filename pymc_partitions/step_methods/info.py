@@ -16,12 +16,16 @@ record's docstring names every field with a one-line description (numpydoc
 every partition step) and the step's ``Info`` (:func:`stats_dtypes_shapes`), and
 writes a move's record into the trace as it is: there is no per-step conversion.
 
-Kernels report what happened through counters they fill (numba arrays, no record
-types: a kernel's signature and compile units are unchanged); the counters'
-layout is declared once, beside the kernel (``SPLIT_REJECTED ... MERGE_ACCEPTED``
-of :mod:`~pymc_partitions.kernels.split_merge`, shared by
-:mod:`~pymc_partitions.kernels.mutation` and :mod:`~pymc_partitions.kernels.arm`),
-and read here once (:func:`split_merge_counts`).
+Kernels report what happened through int64 counters they fill (plain numba arrays,
+no record types: a kernel's signature and compiled code are unchanged; passing a
+record costs ~1.3 us a call). Each kernel module names its counters once, beside
+the index constants it fills them at, as a documented ``NamedTuple`` *layout*
+whose i-th field is entry i (:class:`pymc_partitions.kernels.split_merge.Outcomes`,
+shared by the mutation; :class:`pymc_partitions.kernels.arm.Counts`;
+:class:`pymc_partitions.kernels.crossover.Outcomes`). :func:`counters` reads a
+filled array by its layout, and :func:`record` builds a move's Info from such
+readings plus the values only the step knows (timings, flags): a step converts
+no field by hand.
 
 This module imports no PyMC (the unbiased runners' workers import
 :mod:`.coupled_pair`, which reports a :class:`CoupledInfo`).
@@ -32,13 +36,6 @@ import typing
 from typing import NamedTuple
 
 import numpy as np
-
-from pymc_partitions.kernels.split_merge import (
-    MERGE_ACCEPTED,
-    MERGE_REJECTED,
-    SPLIT_ACCEPTED,
-    SPLIT_REJECTED,
-)
 
 
 def _dtype_shape(annotation):
@@ -102,20 +99,50 @@ class NoInfo(NamedTuple):
     """A move that reports nothing beyond :class:`Summary` (e.g. Gibbs sweeps)."""
 
 
-def split_merge_counts(outcomes):
-    """``{split_proposed, split_accepted, merge_proposed, merge_accepted}`` as Python
-    ints, from a kernel's outcome counters (indices ``SPLIT_REJECTED`` ...
-    ``MERGE_ACCEPTED`` of :mod:`~pymc_partitions.kernels.split_merge`, the layout
-    :mod:`~pymc_partitions.kernels.mutation` and :mod:`~pymc_partitions.kernels.arm`
-    share): the four fields of the records of split/merge moves."""
-    split_rejected, split_accepted = int(outcomes[SPLIT_REJECTED]), int(outcomes[SPLIT_ACCEPTED])
-    merge_rejected, merge_accepted = int(outcomes[MERGE_REJECTED]), int(outcomes[MERGE_ACCEPTED])
-    return {
-        "split_proposed": split_rejected + split_accepted,
-        "split_accepted": split_accepted,
-        "merge_proposed": merge_rejected + merge_accepted,
-        "merge_accepted": merge_accepted,
-    }
+def counters(layout, counts):
+    """``{name: int}`` of a kernel's filled int64 ``counts`` (1-D, one entry per field
+    of the NamedTuple class ``layout``, in order), with one generic rule: a pair
+    ``X_rejected``, ``X_accepted`` reads as ``X_proposed`` (their sum) and
+    ``X_accepted`` (e.g. split-merge's four outcomes read as ``split_proposed``,
+    ``split_accepted``, ``merge_proposed``, ``merge_accepted``). A length other than
+    the layout's is a ValueError (the layout and the kernel disagree)."""
+    counts = np.asarray(counts)
+    fields = layout._fields
+    if counts.shape != (len(fields),):
+        raise ValueError(f"counters: {layout.__name__} names {len(fields)} counters, "
+                         f"the kernel filled an array of shape {counts.shape}.")
+    values = {name: int(c) for name, c in zip(fields, counts)}
+    out = {}
+    for name, value in values.items():
+        stem = name[:-len("_rejected")] if name.endswith("_rejected") else None
+        if stem is not None and f"{stem}_accepted" in values:
+            out[f"{stem}_proposed"] = value + values[f"{stem}_accepted"]
+        else:
+            out[name] = value
+    return out
+
+
+def record(info, *readings, **values):
+    """The ``info`` NamedTuple class filled by name: each field from ``values`` (what
+    only the step knows) or else from the first of ``readings`` (dicts from
+    :func:`counters`) that has it. A field found nowhere, or a ``values`` key that
+    is not a field, is a TypeError; counters the record does not report (e.g.
+    ``crossover_no_move``) are left out."""
+    unknown = set(values) - set(info._fields)
+    if unknown:
+        raise TypeError(f"record: {info.__name__} has no field(s) {sorted(unknown)}.")
+    fields = {}
+    for name in info._fields:
+        if name in values:
+            fields[name] = values[name]
+            continue
+        for reading in readings:
+            if name in reading:
+                fields[name] = reading[name]
+                break
+        else:
+            raise TypeError(f"record: no value and no counter for {info.__name__}.{name}.")
+    return info(**fields)
 
 
 class CoupledInfo(NamedTuple):
@@ -143,7 +170,8 @@ __all__ = [
     "CoupledInfo",
     "NoInfo",
     "Summary",
-    "split_merge_counts",
+    "counters",
+    "record",
     "stats_dtypes_shapes",
     "undocumented",
 ]
