@@ -31,6 +31,7 @@ This module imports no PyMC (the unbiased runners' workers import
 :mod:`.coupled_pair`, which reports a :class:`CoupledInfo`).
 """
 
+import functools
 import re
 import typing
 from typing import NamedTuple
@@ -99,6 +100,24 @@ class NoInfo(NamedTuple):
     """A move that reports nothing beyond :class:`Summary` (e.g. Gibbs sweeps)."""
 
 
+@functools.cache
+def _reading_plan(layout):
+    """``((name, i, j), ...)`` of a counter layout: reading ``name`` is entry i plus
+    entry j (j = -1: entry i alone); see :func:`counters`."""
+    fields = layout._fields
+    plan = []
+    for i, name in enumerate(fields):
+        if name.endswith("_accepted") and f"{name[:-9]}_rejected" in fields:
+            continue  # read with its _rejected pair
+        if name.endswith("_rejected") and f"{name[:-9]}_accepted" in fields:
+            accepted = fields.index(f"{name[:-9]}_accepted")
+            plan.append((f"{name[:-9]}_proposed", i, accepted))
+            plan.append((f"{name[:-9]}_accepted", accepted, -1))
+        else:
+            plan.append((name, i, -1))
+    return tuple(plan)
+
+
 def counters(layout, counts):
     """``{name: int}`` of a kernel's filled int64 ``counts`` (1-D, one entry per field
     of the NamedTuple class ``layout``, in order), with one generic rule: a pair
@@ -106,20 +125,17 @@ def counters(layout, counts):
     ``X_accepted`` (e.g. split-merge's four outcomes read as ``split_proposed``,
     ``split_accepted``, ``merge_proposed``, ``merge_accepted``). A length other than
     the layout's is a ValueError (the layout and the kernel disagree)."""
-    counts = np.asarray(counts)
-    fields = layout._fields
-    if counts.shape != (len(fields),):
-        raise ValueError(f"counters: {layout.__name__} names {len(fields)} counters, "
+    values = counts.tolist()
+    if len(values) != len(layout._fields) or counts.ndim != 1:
+        raise ValueError(f"counters: {layout.__name__} names {len(layout._fields)} counters, "
                          f"the kernel filled an array of shape {counts.shape}.")
-    values = {name: int(c) for name, c in zip(fields, counts)}
-    out = {}
-    for name, value in values.items():
-        stem = name[:-len("_rejected")] if name.endswith("_rejected") else None
-        if stem is not None and f"{stem}_accepted" in values:
-            out[f"{stem}_proposed"] = value + values[f"{stem}_accepted"]
-        else:
-            out[name] = value
-    return out
+    return {name: values[i] + (values[j] if j >= 0 else 0)
+            for name, i, j in _reading_plan(layout)}
+
+
+@functools.cache
+def _field_set(info):
+    return frozenset(info._fields)
 
 
 def record(info, *readings, **values):
@@ -128,21 +144,18 @@ def record(info, *readings, **values):
     :func:`counters`) that has it. A field found nowhere, or a ``values`` key that
     is not a field, is a TypeError; counters the record does not report (e.g.
     ``crossover_no_move``) are left out."""
-    unknown = set(values) - set(info._fields)
-    if unknown:
-        raise TypeError(f"record: {info.__name__} has no field(s) {sorted(unknown)}.")
-    fields = {}
-    for name in info._fields:
-        if name in values:
-            fields[name] = values[name]
-            continue
-        for reading in readings:
-            if name in reading:
-                fields[name] = reading[name]
-                break
-        else:
-            raise TypeError(f"record: no value and no counter for {info.__name__}.{name}.")
-    return info(**fields)
+    if not values.keys() <= _field_set(info):
+        unknown = sorted(set(values) - _field_set(info))
+        raise TypeError(f"record: {info.__name__} has no field(s) {unknown}.")
+    merged = {}
+    for reading in reversed(readings):
+        merged.update(reading)
+    merged.update(values)
+    try:
+        return info._make([merged[name] for name in info._fields])
+    except KeyError as missing:
+        raise TypeError(f"record: no value and no counter for "
+                        f"{info.__name__}.{missing.args[0]}.") from None
 
 
 class CoupledInfo(NamedTuple):
