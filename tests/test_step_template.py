@@ -173,11 +173,61 @@ def test_the_template_step_sampling_a_tempered_target_is_caught():
 
 
 def test_the_kernels_share_the_outcome_layout_the_records_read():
-    """split_merge_counts reads split-merge's, the mutation's and ARM's counters by
-    split_merge's indices: the kernels must agree on them."""
-    from pymc_partitions.kernels import arm, mutation, split_merge
+    """Each kernel's counter layout (the NamedTuple info.counters reads by name) puts
+    every field at the index constant the kernel fills it at, and documents it; the
+    mutation and ARM start with split-merge's four outcomes."""
+    from pymc_partitions.kernels import arm, crossover, mutation, split_merge
+    from pymc_partitions.step_methods.info import undocumented
 
-    names = ("SPLIT_REJECTED", "SPLIT_ACCEPTED", "MERGE_REJECTED", "MERGE_ACCEPTED")
-    for kernel in (mutation, arm):
-        assert [getattr(kernel, k) for k in names] == [getattr(split_merge, k) for k in names]
-    assert sorted((arm.BLOCK_MOVES, arm.OUTSIDE_PROPOSED, arm.OUTSIDE_ACCEPTED)) == [4, 5, 6]
+    constants = {
+        split_merge.Outcomes: {"split_rejected": split_merge.SPLIT_REJECTED,
+                               "split_accepted": split_merge.SPLIT_ACCEPTED,
+                               "merge_rejected": split_merge.MERGE_REJECTED,
+                               "merge_accepted": split_merge.MERGE_ACCEPTED},
+        mutation.Outcomes: {"split_rejected": mutation.SPLIT_REJECTED,
+                            "split_accepted": mutation.SPLIT_ACCEPTED,
+                            "merge_rejected": mutation.MERGE_REJECTED,
+                            "merge_accepted": mutation.MERGE_ACCEPTED},
+        arm.Counts: {"split_rejected": arm.SPLIT_REJECTED, "split_accepted": arm.SPLIT_ACCEPTED,
+                     "merge_rejected": arm.MERGE_REJECTED, "merge_accepted": arm.MERGE_ACCEPTED,
+                     "block_moves": arm.BLOCK_MOVES,
+                     "outside_moves_proposed": arm.OUTSIDE_PROPOSED,
+                     "outside_moves_accepted": arm.OUTSIDE_ACCEPTED},
+        crossover.Outcomes: {"crossover_no_move": crossover.NO_MOVE,
+                             "crossover_rejected": crossover.REJECTED,
+                             "crossover_accepted": crossover.ACCEPTED},
+    }
+    for layout, index in constants.items():
+        assert layout._fields == tuple(sorted(index, key=index.get)), layout
+        assert list(index.values()) == sorted(index.values()) == list(range(len(index)))
+        assert undocumented(layout) == [], layout
+    assert arm.Counts._fields[:4] == split_merge.Outcomes._fields
+
+
+def test_counters_and_record_read_a_filled_array_by_name():
+    """The generic reader pairs X_rejected/X_accepted into X_proposed/X_accepted, and
+    record fills an Info by name; a layout/array mismatch or a missing field raises."""
+    from pymc_partitions.kernels import arm
+    from pymc_partitions.step_methods.arm import ARMInfo
+    from pymc_partitions.step_methods.info import counters, record
+
+    read = counters(arm.Counts, np.array([2, 3, 5, 7, 11, 13, 17]))
+    assert read == {"split_proposed": 5, "split_accepted": 3, "merge_proposed": 12,
+                    "merge_accepted": 7, "block_moves": 11, "outside_moves_proposed": 13,
+                    "outside_moves_accepted": 17}
+    info = record(ARMInfo, read, no_background=False, arm_seconds=1.0, gibbs_seconds=2.0)
+    assert info.merge_proposed == 12 and info.gibbs_seconds == 2.0
+    with pytest.raises(ValueError, match="Counts names 7"):
+        counters(arm.Counts, np.zeros(5, dtype=np.int64))
+    with pytest.raises(TypeError, match="arm_seconds"):
+        record(ARMInfo, read, no_background=False, gibbs_seconds=2.0)
+    with pytest.raises(TypeError, match="no field"):
+        record(ARMInfo, read, no_background=False, arm_seconds=1.0, gibbs_seconds=2.0, oops=1)
+
+    class Two(NamedTuple):
+        """a, b"""
+
+        a: np.int64
+        b: np.int64
+
+    assert record(Two, {"a": 1}, {"a": 9, "b": 2}) == Two(1, 2)

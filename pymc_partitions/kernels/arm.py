@@ -170,8 +170,35 @@ INVALID = 5  # z^a and z^b agree on (i, j), or i == j: nothing done
 #: Layout of the ``counts`` (7,) int64 array :func:`arm_iteration` fills (bSM's (5,)
 #: array, :func:`~.arm_bsm.bsm_iteration`, is its first five): the four outcome
 #: counts above, then block moves, outside-block moves proposed and accepted
-#: (``EXTENDED``). ``step_methods.arm.ARMInfo`` reads them by these names.
+#: (``EXTENDED``); named by :class:`Counts`, the layout the step reads them by.
 BLOCK_MOVES, OUTSIDE_PROPOSED, OUTSIDE_ACCEPTED = 4, 5, 6
+
+
+class Counts(NamedTuple):
+    """Layout of the (7,) int64 ``counts`` :func:`arm_iteration` fills (bSM's first
+    five), one entry per index above; named here, read by name in
+    :func:`pymc_partitions.step_methods.info.counters`.
+
+    Attributes
+    ----------
+    split_rejected, split_accepted, merge_rejected, merge_accepted
+        The update's outcome, as in :class:`.split_merge.Outcomes` (0 or 1 each).
+    block_moves
+        Blocks of c of two or more items moved as wholes (lines 5-8).
+    outside_moves_proposed
+        ``EXTENDED``: blocks of c outside S moved into i's or j's block (line 8a).
+    outside_moves_accepted
+        The same count when the update was accepted.
+    """
+
+    split_rejected: int
+    split_accepted: int
+    merge_rejected: int
+    merge_accepted: int
+    block_moves: int
+    outside_moves_proposed: int
+    outside_moves_accepted: int
+
 # Status of one construction.
 BUILT, ABANDONED, UNREACHABLE, NAN, BELOW = 0, 1, 2, 3, 4
 #: Margin (relative to the log joints' size) by which a partial reverse log T must

@@ -112,6 +112,7 @@ h_1, then a Fisher-Yates shuffle of H), the acceptance uniform.
 """
 
 from math import lgamma
+from typing import NamedTuple
 
 import numpy as np
 
@@ -127,6 +128,27 @@ from pymc_partitions.kernels.state import open_slot, sample_log_weights, top_fre
 TWO_NEW, ONE_NEW, SCRC_SAME, SCRC_RANDOM = 0, 1, 2, 3
 # Outcomes (index into the step's counters).
 NO_MOVE, REJECTED, ACCEPTED, FAILED = 0, 1, 2, 3
+
+
+class Outcomes(NamedTuple):
+    """Layout of a (3,) int64 array of crossover outcome counters, indexed by the
+    outcome a crossover returns (``FAILED`` is raised, never counted); named here,
+    read by name in :func:`pymc_partitions.step_methods.info.counters`.
+
+    Attributes
+    ----------
+    crossover_no_move
+        Crossovers for which no move was possible.
+    crossover_rejected
+        Crossovers proposed and rejected.
+    crossover_accepted
+        Crossovers proposed and accepted.
+    """
+
+    crossover_no_move: int
+    crossover_rejected: int
+    crossover_accepted: int
+
 
 
 # Compilation: the helpers are routines (compiled once per signature and called, see
@@ -598,6 +620,7 @@ __all__ = [
     "FAILED",
     "NO_MOVE",
     "ONE_NEW",
+    "Outcomes",
     "REJECTED",
     "SCRC_RANDOM",
     "SCRC_SAME",

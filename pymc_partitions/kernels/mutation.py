@@ -67,9 +67,11 @@ from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.bookkeeping import open_new_block
 from pymc_partitions.kernels.random import bounded, uniform
 from pymc_partitions.kernels.reassign import log_weight, put_in, take_out
+from pymc_partitions.kernels.split_merge import Outcomes
 from pymc_partitions.kernels.state import top_free_slot
 
-# Outcomes of one update (index into ``run_mutations``' ``outcomes``).
+# Outcomes of one update (index into ``run_mutations``' ``outcomes``, whose layout
+# is split-merge's, :class:`~.split_merge.Outcomes`, named ``Outcomes`` here too).
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
 # n = 1: no move exists; nothing is counted.
 NO_MOVE = 4
@@ -194,6 +196,7 @@ __all__ = [
     "MERGE_ACCEPTED",
     "MERGE_REJECTED",
     "NO_MOVE",
+    "Outcomes",
     "SPLIT_ACCEPTED",
     "SPLIT_REJECTED",
     "mutation_entry",

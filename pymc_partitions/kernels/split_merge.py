@@ -54,6 +54,8 @@ Cost of one update: O(n) to collect S, O((t + 1) |S|) component
 (O(K) ``log_marginal`` calls).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from pymc_partitions.kernels._jit import entry, primitive, routine
@@ -64,6 +66,32 @@ from pymc_partitions.kernels.reassign import log_weight, put_in, take_out
 
 # Outcomes of one update (``split_merge_update``'s return value).
 SPLIT_REJECTED, SPLIT_ACCEPTED, MERGE_REJECTED, MERGE_ACCEPTED = 0, 1, 2, 3
+
+
+class Outcomes(NamedTuple):
+    """Layout of the (4,) int64 outcome counters :func:`run_split_merge` fills, one
+    entry per outcome at the index above (the kernel fills the plain array; this
+    record only names its entries, read by name in
+    :func:`pymc_partitions.step_methods.info.counters`). The mutation of
+    :mod:`.mutation` and ARM's :mod:`.arm` counters start with the same four.
+
+    Attributes
+    ----------
+    split_rejected
+        Split proposals rejected.
+    split_accepted
+        Split proposals accepted.
+    merge_rejected
+        Merge proposals rejected.
+    merge_accepted
+        Merge proposals accepted.
+    """
+
+    split_rejected: int
+    split_accepted: int
+    merge_rejected: int
+    merge_accepted: int
+
 # A NaN restricted weight or log joint: the state is restored, nothing is counted.
 FAILED = 4
 # Proposals.

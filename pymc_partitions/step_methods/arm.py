@@ -11,7 +11,7 @@ from pymc_partitions.distributions.partition import PartitionPriorRV
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import arm, arm_bsm, gibbs
 from pymc_partitions.step_methods.arm_history import History, HistoryChain
-from pymc_partitions.step_methods.info import split_merge_counts
+from pymc_partitions.step_methods.info import counters, record
 from pymc_partitions.step_methods.population import PopulationStep
 
 VARIANTS = {"arm": arm.ARM, "extended": arm.EXTENDED, "srm": arm.SRM, "sarm": arm.SARM,
@@ -291,7 +291,7 @@ class ARM(PopulationStep):
         n = self.target.n
         self._scratch = arm.new_scratch(n)
         self._order = np.arange(n, dtype=np.int64)
-        self._counts = np.zeros(7, dtype=np.int64)
+        self._counts = np.zeros(len(arm.Counts._fields), dtype=np.int64)
 
     # The container: the chain and its history (made at the first update, when this
     # chain's index in the population is known).
@@ -342,12 +342,5 @@ class ARM(PopulationStep):
                                   params, chain.stats, data, chain.log_w, chain.order)
         gibbs_seconds = time.perf_counter() - start
         self.fail_if(failed, args)
-        return ARMInfo(
-            **split_merge_counts(counts),
-            block_moves=int(counts[arm.BLOCK_MOVES]),
-            outside_moves_proposed=int(counts[arm.OUTSIDE_PROPOSED]),
-            outside_moves_accepted=int(counts[arm.OUTSIDE_ACCEPTED]),
-            no_background=background is None,
-            arm_seconds=arm_seconds,
-            gibbs_seconds=gibbs_seconds,
-        )
+        return record(ARMInfo, counters(arm.Counts, counts), no_background=background is None,
+                      arm_seconds=arm_seconds, gibbs_seconds=gibbs_seconds)

@@ -16,29 +16,27 @@ record's docstring names every field with a one-line description (numpydoc
 every partition step) and the step's ``Info`` (:func:`stats_dtypes_shapes`), and
 writes a move's record into the trace as it is: there is no per-step conversion.
 
-Kernels report what happened through counters they fill (numba arrays, no record
-types: a kernel's signature and compile units are unchanged); the counters'
-layout is declared once, beside the kernel (``SPLIT_REJECTED ... MERGE_ACCEPTED``
-of :mod:`~pymc_partitions.kernels.split_merge`, shared by
-:mod:`~pymc_partitions.kernels.mutation` and :mod:`~pymc_partitions.kernels.arm`),
-and read here once (:func:`split_merge_counts`).
+Kernels report what happened through int64 counters they fill (plain numba arrays,
+no record types: a kernel's signature and compiled code are unchanged; passing a
+record costs ~1.3 us a call). Each kernel module names its counters once, beside
+the index constants it fills them at, as a documented ``NamedTuple`` *layout*
+whose i-th field is entry i (:class:`pymc_partitions.kernels.split_merge.Outcomes`,
+shared by the mutation; :class:`pymc_partitions.kernels.arm.Counts`;
+:class:`pymc_partitions.kernels.crossover.Outcomes`). :func:`counters` reads a
+filled array by its layout, and :func:`record` builds a move's Info from such
+readings plus the values only the step knows (timings, flags): a step converts
+no field by hand.
 
 This module imports no PyMC (the unbiased runners' workers import
 :mod:`.coupled_pair`, which reports a :class:`CoupledInfo`).
 """
 
+import functools
 import re
 import typing
 from typing import NamedTuple
 
 import numpy as np
-
-from pymc_partitions.kernels.split_merge import (
-    MERGE_ACCEPTED,
-    MERGE_REJECTED,
-    SPLIT_ACCEPTED,
-    SPLIT_REJECTED,
-)
 
 
 def _dtype_shape(annotation):
@@ -102,20 +100,62 @@ class NoInfo(NamedTuple):
     """A move that reports nothing beyond :class:`Summary` (e.g. Gibbs sweeps)."""
 
 
-def split_merge_counts(outcomes):
-    """``{split_proposed, split_accepted, merge_proposed, merge_accepted}`` as Python
-    ints, from a kernel's outcome counters (indices ``SPLIT_REJECTED`` ...
-    ``MERGE_ACCEPTED`` of :mod:`~pymc_partitions.kernels.split_merge`, the layout
-    :mod:`~pymc_partitions.kernels.mutation` and :mod:`~pymc_partitions.kernels.arm`
-    share): the four fields of the records of split/merge moves."""
-    split_rejected, split_accepted = int(outcomes[SPLIT_REJECTED]), int(outcomes[SPLIT_ACCEPTED])
-    merge_rejected, merge_accepted = int(outcomes[MERGE_REJECTED]), int(outcomes[MERGE_ACCEPTED])
-    return {
-        "split_proposed": split_rejected + split_accepted,
-        "split_accepted": split_accepted,
-        "merge_proposed": merge_rejected + merge_accepted,
-        "merge_accepted": merge_accepted,
-    }
+@functools.cache
+def _reading_plan(layout):
+    """``((name, i, j), ...)`` of a counter layout: reading ``name`` is entry i plus
+    entry j (j = -1: entry i alone); see :func:`counters`."""
+    fields = layout._fields
+    plan = []
+    for i, name in enumerate(fields):
+        if name.endswith("_accepted") and f"{name[:-9]}_rejected" in fields:
+            continue  # read with its _rejected pair
+        if name.endswith("_rejected") and f"{name[:-9]}_accepted" in fields:
+            accepted = fields.index(f"{name[:-9]}_accepted")
+            plan.append((f"{name[:-9]}_proposed", i, accepted))
+            plan.append((f"{name[:-9]}_accepted", accepted, -1))
+        else:
+            plan.append((name, i, -1))
+    return tuple(plan)
+
+
+def counters(layout, counts):
+    """``{name: int}`` of a kernel's filled int64 ``counts`` (1-D, one entry per field
+    of the NamedTuple class ``layout``, in order), with one generic rule: a pair
+    ``X_rejected``, ``X_accepted`` reads as ``X_proposed`` (their sum) and
+    ``X_accepted`` (e.g. split-merge's four outcomes read as ``split_proposed``,
+    ``split_accepted``, ``merge_proposed``, ``merge_accepted``). A length other than
+    the layout's is a ValueError (the layout and the kernel disagree)."""
+    values = counts.tolist()
+    if len(values) != len(layout._fields) or counts.ndim != 1:
+        raise ValueError(f"counters: {layout.__name__} names {len(layout._fields)} counters, "
+                         f"the kernel filled an array of shape {counts.shape}.")
+    return {name: values[i] + (values[j] if j >= 0 else 0)
+            for name, i, j in _reading_plan(layout)}
+
+
+@functools.cache
+def _field_set(info):
+    return frozenset(info._fields)
+
+
+def record(info, *readings, **values):
+    """The ``info`` NamedTuple class filled by name: each field from ``values`` (what
+    only the step knows) or else from the first of ``readings`` (dicts from
+    :func:`counters`) that has it. A field found nowhere, or a ``values`` key that
+    is not a field, is a TypeError; counters the record does not report (e.g.
+    ``crossover_no_move``) are left out."""
+    if not values.keys() <= _field_set(info):
+        unknown = sorted(set(values) - _field_set(info))
+        raise TypeError(f"record: {info.__name__} has no field(s) {unknown}.")
+    merged = {}
+    for reading in reversed(readings):
+        merged.update(reading)
+    merged.update(values)
+    try:
+        return info._make([merged[name] for name in info._fields])
+    except KeyError as missing:
+        raise TypeError(f"record: no value and no counter for "
+                        f"{info.__name__}.{missing.args[0]}.") from None
 
 
 class CoupledInfo(NamedTuple):
@@ -143,7 +183,8 @@ __all__ = [
     "CoupledInfo",
     "NoInfo",
     "Summary",
-    "split_merge_counts",
+    "counters",
+    "record",
     "stats_dtypes_shapes",
     "undocumented",
 ]

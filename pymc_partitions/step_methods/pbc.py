@@ -39,7 +39,7 @@ from pymc_partitions.kernels.random import new_stream
 from pymc_partitions.kernels.tempering import temper
 from pymc_partitions.step_methods.base import PartitionStep, step_arguments
 from pymc_partitions.step_methods.chain_state import clone, copy_into
-from pymc_partitions.step_methods.info import split_merge_counts
+from pymc_partitions.step_methods.info import counters, record
 from pymc_partitions.step_methods.target import PartitionModelError, PartitionTarget
 
 
@@ -147,10 +147,10 @@ class TemperedPopulation:
         self.members = [clone(chain) for _ in range(n_rungs)]
         self.member_of_rung = np.arange(n_rungs, dtype=np.int64)
         self.log_targets = np.full(n_rungs, np.nan)
-        self.mutation_outcomes = np.zeros(4, dtype=np.int64)
+        self.mutation_outcomes = np.zeros(len(mutation.Outcomes._fields), dtype=np.int64)
         self.exchange_proposed = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
         self.exchange_accepted = np.zeros(max(n_rungs - 1, 0), dtype=np.int64)
-        self.crossover_outcomes = np.zeros(3, dtype=np.int64)
+        self.crossover_outcomes = np.zeros(len(crossover.Outcomes._fields), dtype=np.int64)
         self.crossover_changed = 0
         self._tempered = None
         self._tempered_of = None
@@ -551,13 +551,12 @@ class PBC(PartitionStep):
             self._best_log_joint = float(population.log_targets[best])
             if self.optimising:
                 self._best_partition = _canonical(population.members[best])
-        crossed = population.crossover_outcomes
-        return PBCInfo(
+        return record(
+            PBCInfo,
+            counters(mutation.Outcomes, population.mutation_outcomes),
+            counters(crossover.Outcomes, population.crossover_outcomes),
             log_target=np.nan,  # finish_info: the draw's log_joint / t_N
             mutated=bool(mutate),
-            **split_merge_counts(population.mutation_outcomes),
-            crossover_proposed=int(crossed[crossover.REJECTED] + crossed[crossover.ACCEPTED]),
-            crossover_accepted=int(crossed[crossover.ACCEPTED]),
             crossover_changed=int(population.crossover_changed),
             exchange_proposed=population.exchange_proposed.copy(),
             exchange_accepted=population.exchange_accepted.copy(),
@@ -614,15 +613,16 @@ def _mutation_runs(target, temperatures, draws, n_sweeps, split_probability, see
     for t in range(draws):
         for r in range(n_rungs):
             member = population.at_rung(r)
-            counts = np.zeros(4, dtype=np.int64)
+            counts = np.zeros(len(mutation.Outcomes._fields), dtype=np.int64)
             prior_t, params_t = tempered[r]
             failed = mutation.run_mutations(stream, n_sweeps * target.n, member.state, prior_t,
                                             params_t, member.stats, data, split_probability,
                                             counts)
             if failed >= 0:
                 raise target.impossible_conditional(int(failed), values, "a PBC mutation")
-            accepted[r] += counts[1] + counts[3]
-            proposed[r] += counts.sum()
+            c = counters(mutation.Outcomes, counts)
+            accepted[r] += c["split_accepted"] + c["merge_accepted"]
+            proposed[r] += c["split_proposed"] + c["merge_proposed"]
         population.update_log_targets(prior_params, params)
         if exchange:
             population.exchange(stream, n_rungs)

@@ -8,7 +8,7 @@ import numpy as np
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import gibbs, split_merge
 from pymc_partitions.step_methods.base import PartitionStep
-from pymc_partitions.step_methods.info import split_merge_counts
+from pymc_partitions.step_methods.info import counters, record
 
 PROPOSALS = {
     "restricted_gibbs": split_merge.RESTRICTED_GIBBS,
@@ -138,7 +138,7 @@ class SplitMerge(PartitionStep):
         n = self.target.n
         self._members = np.empty(n, dtype=np.int64)
         self._origin = np.empty(n, dtype=np.int64)
-        self._outcomes = np.zeros(4, dtype=np.int64)
+        self._outcomes = np.zeros(len(split_merge.Outcomes._fields), dtype=np.int64)
 
     def move(self, chain, args):
         outcomes = self._outcomes
@@ -158,12 +158,11 @@ class SplitMerge(PartitionStep):
                                       params, chain.stats, data, chain.log_w, chain.order)
         gibbs_seconds = time.perf_counter() - start
         self.fail_if(failed, args)
-        counts = split_merge_counts(outcomes)
-        return SplitMergeInfo(
-            **counts,
+        counts = counters(split_merge.Outcomes, outcomes)
+        return record(
+            SplitMergeInfo, counts,
             accept_rate=(counts["split_accepted"] + counts["merge_accepted"]) / self.n_proposals,
-            split_merge_seconds=split_merge_seconds,
-            gibbs_seconds=gibbs_seconds,
+            split_merge_seconds=split_merge_seconds, gibbs_seconds=gibbs_seconds,
         )
 
 
