@@ -200,8 +200,8 @@ def test_readme_mallows_snippet_chains_agree():
 
 
 def test_outcome_layout_is_the_one_the_info_record_reads():
-    """MallowsGibbs reports the split-merge counts through info.split_merge_counts,
-    which reads split_merge's indices: the Mallows kernel must use the same."""
+    """MallowsGibbs reads the split-merge counts with split_merge's layout
+    (info.counters(split_merge.Outcomes, ...)): the Mallows kernel must fill the same indices."""
     from pymc_partitions.kernels import split_merge
 
     names = ("SPLIT_REJECTED", "SPLIT_ACCEPTED", "MERGE_REJECTED", "MERGE_ACCEPTED")

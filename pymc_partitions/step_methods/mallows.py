@@ -16,11 +16,12 @@ from pymc_partitions.kernels import mallows_beta as mb
 from pymc_partitions.kernels import mallows_gibbs as mg
 from pymc_partitions.kernels import mallows_split_merge as msm
 from pymc_partitions.kernels.random import new_stream
+from pymc_partitions.kernels.split_merge import Outcomes as SplitMergeOutcomes
 from pymc_partitions.partitions import canonicalize
 from pymc_partitions.step_methods.assignment import assigning_model
 from pymc_partitions.step_methods.base import ApproximateStepWarning, PartitionStep
 from pymc_partitions.step_methods.chain_state import chain_state
-from pymc_partitions.step_methods.info import Summary, split_merge_counts, stats_dtypes_shapes
+from pymc_partitions.step_methods.info import Summary, counters, record, stats_dtypes_shapes
 from pymc_partitions.step_methods.target import (
     PartitionModelError,
     PartitionTarget,
@@ -598,14 +599,10 @@ class MallowsGibbs(PartitionStep):
         theta_out = np.full((self.k_max, self.T), np.nan, dtype=np.float32)
         sigma_out[:k_rep] = ch.stats.sigma[slots[:k_rep]]
         theta_out[:k_rep] = ch.stats.theta[slots[:k_rep]]
-        fields = {
-            "sigma_accept": float(accepted) / proposed if proposed else np.nan,
-            "mallows_sigma": sigma_out,
-            "mallows_theta": theta_out,
-        }
-        if self.split_merge:
-            fields.update(split_merge_counts(outcomes))
-        return self.Info(**fields)
+        readings = [counters(SplitMergeOutcomes, outcomes)] if self.split_merge else []
+        return record(self.Info, *readings,
+                      sigma_accept=float(accepted) / proposed if proposed else np.nan,
+                      mallows_sigma=sigma_out, mallows_theta=theta_out)
 
     def summary(self, ch, args):
         """n_clusters, largest_cluster_frac and log_joint = log p(z | alpha) +
