@@ -157,6 +157,17 @@ def _run(code, path, timeout=600):
     return out
 
 
+# The package loaded (the hooks installed) with its warnings recorded in ``seen``.
+_IMPORT_RECORDING_WARNINGS = """
+import pymc_partitions as pmp
+from pymc_partitions.hooks import HookNotInstalledWarning
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter('always')
+    pmp.CRP
+from pymc_partitions import hooks
+"""
+
+
 # A small model and run that every hook takes part in (partition, hyperparameter step,
 # convergence checks, initvals, log-likelihood request, trace-size check, NUTS).
 _SAMPLE = """
@@ -187,12 +198,7 @@ def test_a_hook_whose_fingerprint_does_not_match_is_left_out_and_sample_works(tm
         "def run_convergence_checks(idata, model):  # a changed PyMC function\n"
         "    return original(idata, model)\n"
         "conv.run_convergence_checks = run_convergence_checks\n"
-        "import pymc_partitions as pmp\n"
-        "from pymc_partitions.hooks import HookNotInstalledWarning\n"
-        "with warnings.catch_warnings(record=True) as seen:\n"
-        "    warnings.simplefilter('always')\n"
-        "    pmp.CRP\n"
-        "from pymc_partitions import hooks\n"
+        + _IMPORT_RECORDING_WARNINGS +
         "for w in seen:\n"
         "    if issubclass(w.category, HookNotInstalledWarning):\n"
         "        print('WARNING', w.message)\n"
@@ -224,12 +230,7 @@ def test_an_unreviewed_pymc_installs_no_pymc_hook_and_sample_works(tmp_path):
         "import warnings\n"
         "import pymc\n"
         "pymc.__version__ = '99.0.0'\n"
-        "import pymc_partitions as pmp\n"
-        "from pymc_partitions.hooks import HookNotInstalledWarning\n"
-        "with warnings.catch_warnings(record=True) as seen:\n"
-        "    warnings.simplefilter('always')\n"
-        "    pmp.CRP\n"
-        "from pymc_partitions import hooks\n"
+        + _IMPORT_RECORDING_WARNINGS +
         "print('WARNED', sorted(str(w.message).split(\"'\")[1] for w in seen\n"
         "      if issubclass(w.category, HookNotInstalledWarning)))\n"
         "print('INSTALLED', hooks.installed())\n"
