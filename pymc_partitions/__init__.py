@@ -59,6 +59,7 @@ __all__ = [
     "PBC",
     "PartitionModelError",
     "SplitMerge",
+    "SubClusters",
     "pbc_ladder",
     # analysis
     "CredibleBall",

@@ -33,6 +33,7 @@ _NAMES = {
     "PartitionTarget": "target",
     "PopulationStep": "population",
     "SplitMerge": "split_merge",
+    "SubClusters": "subclusters",
     "pbc_ladder": "pbc",
 }
 
@@ -55,6 +56,7 @@ __all__ = [
     "PartitionTarget",
     "PopulationStep",
     "SplitMerge",
+    "SubClusters",
     "pbc_ladder",
 ]
 
