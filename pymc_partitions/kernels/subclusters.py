@@ -21,32 +21,40 @@ Splits", NeurIPS 26. One iteration (:func:`subclusters_iteration`):
    parallel, and the whole proposal is accepted with Metropolis-Hastings probability
    min(1, prod_k n_k / n'_k) (the anchors' density ratio; the eq. 9 factors cancel
    against the proposal). No block empties, K is unchanged.
-3. **Split and merge proposals with sub-clusters** (§5, §5.1). A split of block k
-   proposes the two sub-clusters of k; a merge of blocks a and b proposes their
-   union; both are accepted with the Metropolis-Hastings ratio of the *collapsed*
-   target (the paper's H, eqs. 15-16: the prior ratio times the ratio of marginal
-   likelihoods, :func:`~.components.log_marginal`), times the Hastings term of the
-   proposal. *Exact form.* The paper keeps the sub-clusters (sub-labels, sub-weights
-   Dir(n_kl + alpha/2, n_kr + alpha/2), sub-parameters) as persistent auxiliary
-   variables and proposes the split they hold. An exact Hastings ratio then needs
-   the normalised conditional law of the sub-labels given the block (a sum over
-   2^{n_k} sub-partitions), which is intractable, and a hyperparameter step
-   (EscobarWest, HyperSlice) that reads only z would not leave it invariant. Here
-   the sub-clusters are *launched* afresh for each proposal from the set S of items
-   involved (Jain & Neal 2004, §3's launch state, which depends on S only): two
-   distinct seed items of S drawn uniformly start the two sub-clusters (their
-   parameters drawn from the posterior given the seed alone, weights 1/2 each),
-   then ``n_launch`` rounds of the paper's sub-cluster updates (§5: sub-labels in
-   parallel given sub-weights and sub-parameters, then sub-weights
-   Dir(n_l + 1/2, n_r + 1/2) and sub-parameters from their conjugate posteriors).
-   The proposal is one more parallel draw of the sub-labels: its probability is the
-   product of the items' sub-label probabilities, summed over the two orientations
-   (the two sub-clusters are unordered as blocks), computable exactly; a merge's
-   Hastings term is the probability that this draw, from a launch on S = a u b,
-   reproduces {a, b}. Proposal selection (choices the paper leaves to a schedule):
-   with K blocks, a split with probability 1/2 (1 when K = 1) of a block drawn
-   uniformly, else a merge of a pair drawn uniformly; the selection probabilities
-   enter the ratio. New blocks appear only through splits, as in the paper.
+3. **Split and merge proposals with sub-clusters** (§5, §5.1). A split of a block
+   proposes its two sub-clusters; a merge of blocks a and b proposes their union;
+   both are accepted with the paper's Hastings ratios H_split, H_merge (§5.1): the
+   *collapsed* target ratio, prior ratio times the ratio of marginal likelihoods
+   (:func:`~.components.log_marginal`), with no proposal term. *Exact form.* The
+   paper keeps the sub-clusters (sub-labels, sub-weights Dir(n_kl + alpha/2,
+   n_kr + alpha/2), sub-parameters) as persistent auxiliary variables and proposes
+   the split they hold. With them in the state, an exact ratio needs the normalised
+   conditional law of the sub-labels given the block (a sum over its 2^{n_k}
+   sub-partitions), which is intractable, and a hyperparameter step (EscobarWest,
+   HyperSlice) that reads only z would not leave that law invariant; the printed
+   H_merge, with its sub-cluster weight term, is not the ratio of any proposal we
+   could identify. Here the sub-clusters are *launched* afresh for each proposal
+   and the proposal is made deterministic given auxiliaries drawn independently of
+   the state, which makes the paper's H exact:
+
+   - draw two distinct items i, j uniformly (Jain & Neal 2004, §3) and a key; a
+     split of their block if they share one, else a merge of their two blocks (the
+     selection is symmetric: no selection term);
+   - on the items S of the block(s), in item order, launch two sub-clusters from
+     the seeds i (sub-label 0) and j (sub-label 1), parameters drawn from the
+     posterior given the seed alone, weights 1/2; then ``n_launch`` rounds of the
+     paper's sub-cluster updates (§5: sub-labels in parallel given sub-weights and
+     sub-parameters, then sub-weights Dir(n_0 + 1/2, n_1 + 1/2) and sub-parameters
+     from their conjugate posteriors), then one more draw of the sub-labels, the
+     seeds keeping theirs. Every draw comes from a stream seeded by the key, so the
+     proposed split D(S) is a deterministic function of (key, i, j, S);
+   - a split proposes D(S) and is accepted with probability min(1, H_split); a
+     merge of a and b is accepted with probability min(1, H_merge) if D(a u b) =
+     {a, b} (the reverse split exists), else rejected. For each (key, i, j) this is
+     Metropolis-Hastings with a deterministic involutive proposal, so the Hastings
+     term is 0 or -inf (log scale).
+
+   New blocks appear only through splits, as in the paper.
 
 Everything runs on the library's slot state (:mod:`.state`) and component
 statistics; the sampler's explicit weights, parameters and sub-clusters are
@@ -60,6 +68,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import overload
 
+from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.bookkeeping import move_item, open_new_block
 from pymc_partitions.kernels.components import add, log_marginal, remove
 from pymc_partitions.kernels.components.explicit import draw_explicit, log_density_explicit
@@ -76,9 +85,13 @@ N_OUTCOMES = 5
 #: Outcome of one proposal (:func:`subclusters_proposal_entry`).
 SPLIT_REJECTED_, SPLIT_ACCEPTED_, MERGE_REJECTED_, MERGE_ACCEPTED_ = range(4)
 #: Sub-cluster weights' Dirichlet parameter added to the counts in the launch (the
-#: paper uses alpha/2; any value keeps the sampler exact, 1/2 does not depend on the
-#: prior).
+#: paper uses alpha/2; any value keeps the sampler exact; 1/2 does not depend on
+#: the prior).
 SUB_WEIGHT_PRIOR = 0.5
+#: Item loops run in parallel (``prange``) from this many items on: below it, a
+#: parallel region's start-up costs more than the loop (and on a loaded machine its
+#: threads wait for cores). The draws are the same either way.
+PARALLEL_MIN = 4096
 
 _parallel = njit(cache=True, parallel=True)
 _serial = njit(cache=True)
@@ -102,64 +115,106 @@ def _ol_discount(prior_params):
 # ------------------------------------------------------------------ parallel draws
 
 
+@primitive
+def _assign_block_item(i, labels, active, n_active, anchor, log_pi, theta, params, data, key,
+                       prop):
+    """Step 2's proposal for item i: prop[i] ~ pi_k f(x_i | theta_k) over the active
+    slots (an anchor keeps its slot), from ``counter_uniform(key, i)``. An item whose
+    weights are all zero or NaN keeps its slot."""
+    k0 = labels[i]
+    if anchor[k0] == i:
+        prop[i] = k0
+        return
+    top = -np.inf
+    total = 0.0
+    for a in range(n_active):
+        k = active[a]
+        lw = log_pi[k] + log_density_explicit(params, theta, k, data, i)
+        if lw > top:
+            total = total * math.exp(top - lw) + 1.0
+            top = lw
+        else:
+            total += math.exp(lw - top)
+    if not (total > 0.0 and top > -np.inf and top < np.inf):
+        prop[i] = k0
+        return
+    target = counter_uniform(key, i) * total
+    acc = 0.0
+    choice = k0
+    for a in range(n_active):
+        k = active[a]
+        lw = log_pi[k] + log_density_explicit(params, theta, k, data, i)
+        acc += math.exp(lw - top)
+        if target < acc:
+            choice = k
+            break
+    prop[i] = choice
+
+
 @_parallel
+def _assign_blocks_parallel(labels, active, n_active, anchor, log_pi, theta, params, data, key,
+                            prop):
+    for i in prange(labels.shape[0]):
+        _assign_block_item(i, labels, active, n_active, anchor, log_pi, theta, params, data,
+                           key, prop)
+
+
+@primitive
 def _assign_blocks(labels, active, n_active, anchor, log_pi, theta, params, data, key, prop):
-    """Step 2's proposal: prop[i] ~ pi_k f(x_i | theta_k) over the active slots for
-    every non-anchor item (anchors keep their slot), in parallel; item i's uniform
-    is ``counter_uniform(key, i)``. An item whose weights are all zero or NaN keeps
-    its slot (it is reported through the caller's check of the weights)."""
+    """Step 2's proposal for every item: in parallel (``prange``) from
+    ``PARALLEL_MIN`` items on, else serially (the same draws: uniforms by item)."""
     n = labels.shape[0]
-    for i in prange(n):
-        k0 = labels[i]
-        if anchor[k0] == i:
-            prop[i] = k0
-            continue
-        top = -np.inf
-        total = 0.0
-        for a in range(n_active):
-            k = active[a]
-            lw = log_pi[k] + log_density_explicit(params, theta, k, data, i)
-            if lw > top:
-                total = total * math.exp(top - lw) + 1.0
-                top = lw
-            else:
-                total += math.exp(lw - top)
-        if not (total > 0.0 and top > -np.inf and top < np.inf):
-            prop[i] = k0
-            continue
-        target = counter_uniform(key, i) * total
-        acc = 0.0
-        choice = k0
-        for a in range(n_active):
-            k = active[a]
-            lw = log_pi[k] + log_density_explicit(params, theta, k, data, i)
-            acc += math.exp(lw - top)
-            if target < acc:
-                choice = k
-                break
-        prop[i] = choice
+    if n >= PARALLEL_MIN:
+        _assign_blocks_parallel(labels, active, n_active, anchor, log_pi, theta, params, data,
+                                key, prop)
+    else:
+        for i in range(n):
+            _assign_block_item(i, labels, active, n_active, anchor, log_pi, theta, params,
+                               data, key, prop)
+
+
+@primitive
+def _assign_sub_item(p, items, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub,
+                     lp, alt):
+    """Sub-label of ``items[p]`` given the sub-weights and sub-parameters (§5):
+    ``sub[p]`` in {0, 1} drawn (or ``forced[p]`` when ``forced[p] >= 0``), ``lp[p]``
+    its log probability, ``alt[p]`` that of the other sub-label."""
+    i = items[p]
+    l0 = log_pib0 + log_density_explicit(params, sub_theta, 0, data, i)
+    l1 = log_pib1 + log_density_explicit(params, sub_theta, 1, data, i)
+    top = max(l0, l1)
+    lse = top + math.log(math.exp(l0 - top) + math.exp(l1 - top))
+    if forced[p] >= 0:
+        c = forced[p]
+    else:
+        c = 0 if counter_uniform(key, i) < math.exp(l0 - lse) else 1
+    sub[p] = c
+    if c == 0:
+        lp[p], alt[p] = l0 - lse, l1 - lse
+    else:
+        lp[p], alt[p] = l1 - lse, l0 - lse
 
 
 @_parallel
-def _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub, lp, alt):
-    """Sub-labels of ``items[:m]`` given the sub-weights and sub-parameters (§5), in
-    parallel: ``sub[p]`` in {0, 1} drawn (or ``forced[p]`` when ``forced[p] >= 0``),
-    ``lp[p]`` its log probability, ``alt[p]`` that of the other sub-label."""
+def _assign_sub_parallel(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced,
+                         sub, lp, alt):
     for p in prange(m):
-        i = items[p]
-        l0 = log_pib0 + log_density_explicit(params, sub_theta, 0, data, i)
-        l1 = log_pib1 + log_density_explicit(params, sub_theta, 1, data, i)
-        top = max(l0, l1)
-        lse = top + math.log(math.exp(l0 - top) + math.exp(l1 - top))
-        if forced[p] >= 0:
-            c = forced[p]
-        else:
-            c = 0 if counter_uniform(key, i) < math.exp(l0 - lse) else 1
-        sub[p] = c
-        if c == 0:
-            lp[p], alt[p] = l0 - lse, l1 - lse
-        else:
-            lp[p], alt[p] = l1 - lse, l0 - lse
+        _assign_sub_item(p, items, log_pib0, log_pib1, sub_theta, params, data, key, forced,
+                         sub, lp, alt)
+
+
+@primitive
+def _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub, lp,
+                alt):
+    """Sub-labels of ``items[:m]``: in parallel from ``PARALLEL_MIN`` items on, else
+    serially (the same draws)."""
+    if m >= PARALLEL_MIN:
+        _assign_sub_parallel(items, m, log_pib0, log_pib1, sub_theta, params, data, key,
+                             forced, sub, lp, alt)
+    else:
+        for p in range(m):
+            _assign_sub_item(p, items, log_pib0, log_pib1, sub_theta, params, data, key,
+                             forced, sub, lp, alt)
 
 
 # ------------------------------------------------------------------ step 1 and 2
@@ -215,51 +270,56 @@ def _label_update(stream, state, prior_params, params, stats, data, theta, log_p
 # ------------------------------------------------------------------ step 3
 
 
+@primitive
+def _seed_stream(key, local):
+    """Fill ``local`` ((4,) uint64) with a xoshiro256** state determined by ``key``:
+    the launch's randomness is then a function of (key, S, i, j) only."""
+    for w in range(4):
+        hi = np.uint64(counter_uniform(key, 2 * w) * 9007199254740992.0)
+        lo = np.uint64(counter_uniform(key, 2 * w + 1) * 9007199254740992.0)
+        local[w] = (hi << np.uint64(11)) ^ lo
+    if local[0] == 0 and local[1] == 0 and local[2] == 0 and local[3] == 0:
+        local[0] = np.uint64(1)
+
+
 @_serial
-def _launch(stream, items, m, n_launch, params, sub_stats, sub_theta, data, forced, sub, lp, alt,
-            no_force):
-    """Launch two sub-clusters on ``items[:m]`` (see the module docstring, step 3) and
-    draw the proposal (or score ``forced``). Returns ``(log q of the drawn/forced
-    sub-labels, log q of the opposite orientation)``. ``sub_stats`` slots 0 and 1
-    are empty on entry and on return."""
-    # seeds: two distinct items of S, uniformly
-    p0 = bounded(stream, m)
-    p1 = bounded(stream, m - 1)
-    if p1 >= p0:
-        p1 += 1
+def _launch(local, items, m, n_launch, params, sub_stats, sub_theta, data, forced, sub, lp, alt,
+            p0, p1):
+    """Launch two sub-clusters on ``items[:m]`` from the seeds ``items[p0]`` (sub-label
+    0) and ``items[p1]`` (sub-label 1), drawing only from ``local``, and write the
+    proposed sub-labels into ``sub[:m]`` (see the module docstring, step 3). The
+    seeds keep their sub-labels (``forced``: -1 elsewhere, restored on return).
+    ``sub_stats`` slots 0 and 1 are empty on entry and on return."""
+    forced[p0] = 0
+    forced[p1] = 1
     add(params, sub_stats, data, items[p0], 0)
-    draw_explicit(params, sub_stats, 0, stream, sub_theta, 0)
+    draw_explicit(params, sub_stats, 0, local, sub_theta, 0)
     remove(params, sub_stats, data, items[p0], 0)
     add(params, sub_stats, data, items[p1], 1)
-    draw_explicit(params, sub_stats, 1, stream, sub_theta, 1)
+    draw_explicit(params, sub_stats, 1, local, sub_theta, 1)
     remove(params, sub_stats, data, items[p1], 1)
     log_pib0 = math.log(0.5)
     log_pib1 = log_pib0
     for _ in range(n_launch):
-        key = random_key(stream)
-        _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, no_force, sub,
-                    lp, alt)
+        _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, random_key(local),
+                    forced, sub, lp, alt)
         n1 = 0
         for p in range(m):
             add(params, sub_stats, data, items[p], sub[p])
             n1 += sub[p]
-        g0 = log_gamma_variate(stream, m - n1 + SUB_WEIGHT_PRIOR)
-        g1 = log_gamma_variate(stream, n1 + SUB_WEIGHT_PRIOR)
+        g0 = log_gamma_variate(local, m - n1 + SUB_WEIGHT_PRIOR)
+        g1 = log_gamma_variate(local, n1 + SUB_WEIGHT_PRIOR)
         top = max(g0, g1)
         log_total = top + math.log(math.exp(g0 - top) + math.exp(g1 - top))
         log_pib0, log_pib1 = g0 - log_total, g1 - log_total
-        draw_explicit(params, sub_stats, 0, stream, sub_theta, 0)
-        draw_explicit(params, sub_stats, 1, stream, sub_theta, 1)
+        draw_explicit(params, sub_stats, 0, local, sub_theta, 0)
+        draw_explicit(params, sub_stats, 1, local, sub_theta, 1)
         for p in range(m):
             remove(params, sub_stats, data, items[p], sub[p])
-    key = random_key(stream)
-    _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub, lp, alt)
-    q_drawn = 0.0
-    q_other = 0.0
-    for p in range(m):
-        q_drawn += lp[p]
-        q_other += alt[p]
-    return q_drawn, q_other
+    _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, random_key(local),
+                forced, sub, lp, alt)
+    forced[p0] = -1
+    forced[p1] = -1
 
 
 @_serial
@@ -283,55 +343,52 @@ def _log_prior_after(prior_params, state, sizes_tmp, active_tmp, k_out, k_out2, 
 
 
 @_serial
-def _log_select_split(n_blocks):
-    """log probability of choosing a given block's split with ``n_blocks`` blocks."""
-    return (0.0 if n_blocks == 1 else math.log(0.5)) - math.log(n_blocks)
-
-
-@_serial
-def _log_select_merge(n_blocks):
-    """log probability of choosing a given pair's merge with ``n_blocks`` >= 2 blocks."""
-    return math.log(0.5) - math.log(n_blocks * (n_blocks - 1) / 2.0)
-
-
-@_serial
 def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_stats, sub_theta,
-              items, forced, no_force, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u_out):
-    """One split or merge proposal. Returns ``(outcome, log target ratio, log Hastings
-    term)`` with outcome one of ``SPLIT_REJECTED_ .. MERGE_ACCEPTED_``; accepted when
-    ``log u < target + Hastings`` (``log_u_out[0]`` receives log u)."""
+              items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u_out, local):
+    """One split or merge proposal (step 3). Returns ``(outcome, log target ratio, log
+    Hastings term)``, outcome one of ``SPLIT_REJECTED_ .. MERGE_ACCEPTED_`` (-1: a NaN);
+    accepted iff ``log u < target + Hastings`` (``log_u_out[0]`` receives log u).
+
+    Selection: two distinct items i, j uniformly (Jain & Neal 2004, §3): a split of
+    their block if they share one, else a merge of their blocks; symmetric, so no
+    selection term. The launch draws only from a stream seeded by a fresh key, so
+    given (key, i, j) the proposed split D(S) of S is a deterministic function of S:
+    a split proposes D(S) (Hastings term 0), a merge's reverse split is D(a u b), and
+    its Hastings term is 0 when D(a u b) = {a, b}, -inf otherwise.
+    """
     n = state.labels.shape[0]
     n_blocks = state.counts[0]
-    split = n_blocks == 1 or uniform(stream) < 0.5
-    if split:
-        ka = state.active[bounded(stream, n_blocks)]
-        kb = -1
-    else:
-        a = bounded(stream, n_blocks)
-        b = bounded(stream, n_blocks - 1)
-        if b >= a:
-            b += 1
-        ka, kb = state.active[a], state.active[b]
-    # S: the items of the block(s), in item order (its law depends on S only)
-    m = 0
-    for i in range(n):
-        k = state.labels[i]
-        if k == ka or k == kb:
-            items[m] = i
-            forced[m] = 0 if k == ka else 1
-            m += 1
+    i = bounded(stream, n)
+    j = bounded(stream, n - 1)
+    if j >= i:
+        j += 1
+    ka, kb = state.labels[i], state.labels[j]
+    split = ka == kb
+    _seed_stream(random_key(stream), local)
     log_u = math.log(1.0 - uniform(stream))
     log_u_out[0] = log_u
-    if split and m < 2:
-        return SPLIT_REJECTED_, -np.inf, 0.0
+    log_u_out[1] = i
+    log_u_out[2] = j
+    # S: the items of the block(s), in item order (a function of S alone)
+    m = 0
+    p0 = 0
+    p1 = 0
+    for h in range(n):
+        k = state.labels[h]
+        if k == ka or k == kb:
+            if h == i:
+                p0 = m
+            elif h == j:
+                p1 = m
+            items[m] = h
+            forced[m] = -1
+            m += 1
+    _launch(local, items, m, n_launch, params, sub_stats, sub_theta, data, forced, sub, lp, alt,
+            p0, p1)
+    n1 = 0
+    for p in range(m):
+        n1 += sub[p]
     if split:
-        q_drawn, q_other = _launch(stream, items, m, n_launch, params, sub_stats, sub_theta,
-                                   data, no_force, sub, lp, alt, no_force)
-        n1 = 0
-        for p in range(m):
-            n1 += sub[p]
-        if n1 == 0 or n1 == m:
-            return SPLIT_REJECTED_, -np.inf, 0.0
         for p in range(m):
             add(params, sub_stats, data, items[p], sub[p])
         lm_new = log_marginal(params, sub_stats, 0) + log_marginal(params, sub_stats, 1)
@@ -341,20 +398,21 @@ def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_st
         target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, -1, pair, 2)
                   - log_prior(prior_params, state.sizes, state.active, n_blocks, n)
                   + lm_new - log_marginal(params, stats, ka))
-        top = max(q_drawn, q_other)
-        log_q = top + math.log(math.exp(q_drawn - top) + math.exp(q_other - top))
-        hastings = _log_select_merge(n_blocks + 1) - _log_select_split(n_blocks) - log_q
-        if not target + hastings == target + hastings:
-            return -1, target, hastings
-        if not log_u < target + hastings:
-            return SPLIT_REJECTED_, target, hastings
+        if not target == target:
+            return -1, target, 0.0
+        if not log_u < target:
+            return SPLIT_REJECTED_, target, 0.0
         knew = open_new_block(state, params, stats)
         for p in range(m):
             if sub[p] == 1:
                 move_item(state, params, stats, data, items[p], knew)
-        return SPLIT_ACCEPTED_, target, hastings
-    q_drawn, q_other = _launch(stream, items, m, n_launch, params, sub_stats, sub_theta, data,
-                               forced, sub, lp, alt, no_force)
+        return SPLIT_ACCEPTED_, target, 0.0
+    # merge: the reverse split D(a u b) must be {a, b} (a = i's block: sub-label 0)
+    hastings = 0.0
+    for p in range(m):
+        if sub[p] != (1 if state.labels[items[p]] == kb else 0):
+            hastings = -np.inf
+            break
     for p in range(m):
         add(params, sub_stats, data, items[p], 0)
     lm_union = log_marginal(params, sub_stats, 0)
@@ -364,15 +422,12 @@ def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_st
     target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, kb, pair, 1)
               - log_prior(prior_params, state.sizes, state.active, n_blocks, n)
               + lm_union - log_marginal(params, stats, ka) - log_marginal(params, stats, kb))
-    top = max(q_drawn, q_other)
-    log_q = top + math.log(math.exp(q_drawn - top) + math.exp(q_other - top))
-    hastings = _log_select_split(n_blocks - 1) - _log_select_merge(n_blocks) + log_q
-    if not target + hastings == target + hastings:
+    if not target == target:
         return -1, target, hastings
     if not log_u < target + hastings:
         return MERGE_REJECTED_, target, hastings
     for p in range(m):
-        if forced[p] == 1:
+        if state.labels[items[p]] == kb:
             move_item(state, params, stats, data, items[p], ka)
     return MERGE_ACCEPTED_, target, hastings
 
@@ -383,16 +438,17 @@ def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_st
 def work_arrays(n, width, sub_stats):
     """Scratch of one chain for ``n`` items and explicit rows of ``width`` float64:
     a tuple ``(theta (n, width), sub_theta (2, width), log_pi (n,), anchor (n,),
-    prop (n,), new_count (n,), items (n,), forced (n,), no_force (n,) of -1, sub (n,),
-    lp (n,), alt (n,), sizes_tmp (n,), active_tmp (n,), pair (2,), log_u (1,),
-    sub_stats)``; ``sub_stats`` the component's statistics of 2 empty slots."""
+    prop (n,), new_count (n,), items (n,), forced (n,) of -1, sub (n,), lp (n,),
+    alt (n,), sizes_tmp (n,), active_tmp (n,), pair (2,), log_u (3,): log u, i, j of
+    the last proposal, local (4,)
+    uint64, sub_stats)``; ``sub_stats`` the component's statistics of 2 empty slots."""
     i64 = np.int64
     return (
         np.zeros((n, width)), np.zeros((2, width)), np.zeros(n), np.zeros(n, dtype=i64),
         np.zeros(n, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=i64),
-        np.zeros(n, dtype=i64), np.full(n, -1, dtype=i64), np.zeros(n, dtype=i64),
+        np.full(n, -1, dtype=i64), np.zeros(n, dtype=i64),
         np.zeros(n), np.zeros(n), np.zeros(n, dtype=i64), np.zeros(n, dtype=i64),
-        np.zeros(2, dtype=i64), np.zeros(1), sub_stats,
+        np.zeros(2, dtype=i64), np.zeros(3), np.ones(4, dtype=np.uint64), sub_stats,
     )
 
 
@@ -405,8 +461,8 @@ def subclusters_iteration(stream, n_proposals, n_launch, state, prior_params, pa
     iteration's counts (``LABELS_ACCEPTED``, ``SPLIT_PROPOSED`` ...). Returns 0, or
     -1 when a weight or ratio was NaN (the state is a valid partition).
     """
-    (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, no_force, sub, lp, alt,
-     sizes_tmp, active_tmp, pair, log_u, sub_stats) = work
+    (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, sub, lp, alt,
+     sizes_tmp, active_tmp, pair, log_u, local, sub_stats) = work
     for c in range(outcomes.shape[0]):
         outcomes[c] = 0
     status = _label_update(stream, state, prior_params, params, stats, data, theta, log_pi,
@@ -417,7 +473,7 @@ def subclusters_iteration(stream, n_proposals, n_launch, state, prior_params, pa
     for _ in range(n_proposals):
         outcome, target, hastings = _proposal(
             stream, n_launch, state, prior_params, params, stats, data, sub_stats, sub_theta,
-            items, forced, no_force, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u)
+            items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u, local)
         if outcome < 0:
             return -1
         if outcome <= SPLIT_ACCEPTED_:
@@ -432,10 +488,11 @@ def subclusters_iteration(stream, n_proposals, n_launch, state, prior_params, pa
 @njit(cache=True)
 def subclusters_proposal_entry(stream, n_launch, state, prior_params, params, stats, data, work):
     """One split or merge proposal from Python (tests): ``(outcome, log target ratio,
-    log Hastings term, log u)``; accepted iff ``log u < target + Hastings``."""
-    (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, no_force, sub, lp, alt,
-     sizes_tmp, active_tmp, pair, log_u, sub_stats) = work
+    log Hastings term, log u)``; accepted iff ``log u < target + Hastings``; the
+    pair (i, j) drawn is ``work[14][1:3]``."""
+    (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, sub, lp, alt,
+     sizes_tmp, active_tmp, pair, log_u, local, sub_stats) = work
     outcome, target, hastings = _proposal(
         stream, n_launch, state, prior_params, params, stats, data, sub_stats, sub_theta,
-        items, forced, no_force, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u)
+        items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u, local)
     return outcome, target, hastings, log_u[0]
