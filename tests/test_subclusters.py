@@ -14,6 +14,7 @@ from pymc_partitions.kernels.components import beta_bernoulli
 from pymc_partitions.kernels.components.explicit import explicit_width
 from pymc_partitions.step_methods.target import PartitionModelError
 
+HARD = False  # the negative control's launch: sampled sub-labels
 ALPHA_GRID = {"alpha_log__": np.linspace(-25.0, 7.0, 1200)}
 
 
@@ -42,8 +43,11 @@ def check_exact(model, draws, seed, grids=None, **kwargs):
     return assert_exact(model, draws=draws, seed=seed, step=[step], grids=grids)[1]
 
 
-@pytest.mark.parametrize("kwargs", [{"n_proposals": 2, "n_launch": 2}, {"n_launch": 0}],
-                         ids=["launch2", "launch0-auto"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"n_proposals": 2, "n_launch": 2}, {"n_launch": 0},
+     {"n_proposals": 2, "n_launch": 2, "launch": "sampled"}],
+    ids=["launch2", "launch0-auto", "sampled"])
 def test_beta_bernoulli_exact(kwargs):
     idata = check_exact(bernoulli_model(), 3000, 6, **kwargs)
     stats = idata.sample_stats
@@ -88,12 +92,12 @@ def subclusters_move(drop_merge_hastings):
             sub = beta_bernoulli.alloc_stats(2, chain.data[0].shape[1], chain.params)
             work = subclusters.work_arrays(chain.n, explicit_width(chain.params), sub)
         assert subclusters.subclusters_iteration(
-            chain.stream, 0, 2, chain.state, chain.prior, chain.params, chain.stats,
+            chain.stream, 0, 2, HARD, chain.state, chain.prior, chain.params, chain.stats,
             chain.data, work, outcomes) == 0
         for _ in range(2):
             before = chain.labels()
             outcome, target, hastings, log_u = subclusters.subclusters_proposal_entry(
-                chain.stream, 2, chain.state, chain.prior, chain.params, chain.stats,
+                chain.stream, 2, HARD, chain.state, chain.prior, chain.params, chain.stats,
                 chain.data, work)
             if not drop_merge_hastings or outcome < subclusters.MERGE_REJECTED_:
                 continue
@@ -140,9 +144,11 @@ def test_same_draws_whatever_the_number_of_threads():
         "from pymc_partitions.kernels.components import normal;"
         "from pymc_partitions.kernels.components.explicit import explicit_width;"
         "m = normal_model(6000, seed=5); c = KernelChain(m, seed=1);"
-        "w = subclusters.work_arrays(c.n, explicit_width(c.params), normal.alloc_stats(2, 2, c.params));"
+        "w = subclusters.work_arrays(c.n, explicit_width(c.params),"
+        " normal.alloc_stats(2, 2, c.params));"
         "o = np.zeros(subclusters.N_OUTCOMES, dtype=np.int64);"
-        "[subclusters.subclusters_iteration(c.stream, 3, 3, c.state, c.prior, c.params, c.stats, c.data, w, o) for _ in range(5)];"
+        "[subclusters.subclusters_iteration(c.stream, 3, 3, False, c.state, c.prior, c.params,"
+        " c.stats, c.data, w, o) for _ in range(5)];"
         "print(numba.get_num_threads(), ''.join(map(str, c.labels())))"
     )
     outs = []
@@ -171,7 +177,8 @@ def test_refuses_unsupported_prior_and_likelihood():
 
 
 @pytest.mark.parametrize("kwargs, match", [({"n_launch": -1}, "n_launch"),
-                                           ({"n_proposals": "many"}, "n_proposals")])
+                                           ({"n_proposals": "many"}, "n_proposals"),
+                                           ({"launch": "soft"}, "launch")])
 def test_invalid_settings(kwargs, match):
     model = bernoulli_model()
     with pytest.raises((TypeError, ValueError), match=match):

@@ -92,6 +92,8 @@ SUB_WEIGHT_PRIOR = 0.5
 #: parallel region's start-up costs more than the loop (and on a loaded machine its
 #: threads wait for cores). The draws are the same either way.
 PARALLEL_MIN = 4096
+#: The key that makes :func:`_assign_sub` take each sub-label's mode (a hard launch).
+HARD_KEY = -1
 
 _parallel = njit(cache=True, parallel=True)
 _serial = njit(cache=True)
@@ -177,7 +179,8 @@ def _assign_blocks(labels, active, n_active, anchor, log_pi, theta, params, data
 def _assign_sub_item(p, items, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub,
                      lp, alt):
     """Sub-label of ``items[p]`` given the sub-weights and sub-parameters (§5):
-    ``sub[p]`` in {0, 1} drawn (or ``forced[p]`` when ``forced[p] >= 0``), ``lp[p]``
+    ``sub[p]`` in {0, 1} drawn (its mode when ``key == HARD_KEY``; ``forced[p]`` when
+    ``forced[p] >= 0``), ``lp[p]``
     its log probability, ``alt[p]`` that of the other sub-label."""
     i = items[p]
     l0 = log_pib0 + log_density_explicit(params, sub_theta, 0, data, i)
@@ -186,6 +189,8 @@ def _assign_sub_item(p, items, log_pib0, log_pib1, sub_theta, params, data, key,
     lse = top + math.log(math.exp(l0 - top) + math.exp(l1 - top))
     if forced[p] >= 0:
         c = forced[p]
+    elif key == HARD_KEY:
+        c = 0 if l0 >= l1 else 1  # the mode (a hard launch)
     else:
         c = 0 if counter_uniform(key, i) < math.exp(l0 - lse) else 1
     sub[p] = c
@@ -282,13 +287,20 @@ def _seed_stream(key, local):
         local[0] = np.uint64(1)
 
 
+@primitive
+def _soft_key(local):
+    """A key for sampled sub-labels: even, so never ``HARD_KEY`` (-1)."""
+    return random_key(local) & np.int64(-2)
+
+
 @_serial
-def _launch(local, items, m, n_launch, params, sub_stats, sub_theta, data, forced, sub, lp, alt,
-            p0, p1):
+def _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data, forced, sub, lp,
+            alt, p0, p1):
     """Launch two sub-clusters on ``items[:m]`` from the seeds ``items[p0]`` (sub-label
     0) and ``items[p1]`` (sub-label 1), drawing only from ``local``, and write the
-    proposed sub-labels into ``sub[:m]`` (see the module docstring, step 3). The
-    seeds keep their sub-labels (``forced``: -1 elsewhere, restored on return).
+    proposed sub-labels into ``sub[:m]`` (see the module docstring, step 3); with
+    ``hard``, every sub-label is its mode instead of a draw. The seeds keep their
+    sub-labels (``forced``: -1 elsewhere, restored on return).
     ``sub_stats`` slots 0 and 1 are empty on entry and on return."""
     forced[p0] = 0
     forced[p1] = 1
@@ -301,8 +313,9 @@ def _launch(local, items, m, n_launch, params, sub_stats, sub_theta, data, force
     log_pib0 = math.log(0.5)
     log_pib1 = log_pib0
     for _ in range(n_launch):
-        _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, random_key(local),
-                    forced, sub, lp, alt)
+        key = HARD_KEY if hard else _soft_key(local)
+        _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub,
+                    lp, alt)
         n1 = 0
         for p in range(m):
             add(params, sub_stats, data, items[p], sub[p])
@@ -316,8 +329,8 @@ def _launch(local, items, m, n_launch, params, sub_stats, sub_theta, data, force
         draw_explicit(params, sub_stats, 1, local, sub_theta, 1)
         for p in range(m):
             remove(params, sub_stats, data, items[p], sub[p])
-    _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, random_key(local),
-                forced, sub, lp, alt)
+    key = HARD_KEY if hard else _soft_key(local)
+    _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub, lp, alt)
     forced[p0] = -1
     forced[p1] = -1
 
@@ -343,8 +356,9 @@ def _log_prior_after(prior_params, state, sizes_tmp, active_tmp, k_out, k_out2, 
 
 
 @_serial
-def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_stats, sub_theta,
-              items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u_out, local):
+def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, sub_stats,
+              sub_theta, items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u_out,
+              local):
     """One split or merge proposal (step 3). Returns ``(outcome, log target ratio, log
     Hastings term)``, outcome one of ``SPLIT_REJECTED_ .. MERGE_ACCEPTED_`` (-1: a NaN);
     accepted iff ``log u < target + Hastings`` (``log_u_out[0]`` receives log u).
@@ -383,12 +397,12 @@ def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_st
             items[m] = h
             forced[m] = -1
             m += 1
-    _launch(local, items, m, n_launch, params, sub_stats, sub_theta, data, forced, sub, lp, alt,
-            p0, p1)
-    n1 = 0
-    for p in range(m):
-        n1 += sub[p]
     if split:
+        _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data, forced,
+                sub, lp, alt, p0, p1)
+        n1 = 0
+        for p in range(m):
+            n1 += sub[p]
         for p in range(m):
             add(params, sub_stats, data, items[p], sub[p])
         lm_new = log_marginal(params, sub_stats, 0) + log_marginal(params, sub_stats, 1)
@@ -407,12 +421,9 @@ def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_st
             if sub[p] == 1:
                 move_item(state, params, stats, data, items[p], knew)
         return SPLIT_ACCEPTED_, target, 0.0
-    # merge: the reverse split D(a u b) must be {a, b} (a = i's block: sub-label 0)
-    hastings = 0.0
-    for p in range(m):
-        if sub[p] != (1 if state.labels[items[p]] == kb else 0):
-            hastings = -np.inf
-            break
+    # merge: the target ratio first (the Hastings term is 0 or -inf, so a merge the
+    # target alone rejects needs no launch); then the reverse split D(a u b) must be
+    # {a, b} (a = i's block: sub-label 0)
     for p in range(m):
         add(params, sub_stats, data, items[p], 0)
     lm_union = log_marginal(params, sub_stats, 0)
@@ -423,7 +434,16 @@ def _proposal(stream, n_launch, state, prior_params, params, stats, data, sub_st
               - log_prior(prior_params, state.sizes, state.active, n_blocks, n)
               + lm_union - log_marginal(params, stats, ka) - log_marginal(params, stats, kb))
     if not target == target:
-        return -1, target, hastings
+        return -1, target, 0.0
+    if not log_u < target:
+        return MERGE_REJECTED_, target, np.nan  # the Hastings term was not computed
+    _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data, forced, sub,
+            lp, alt, p0, p1)
+    hastings = 0.0
+    for p in range(m):
+        if sub[p] != (1 if state.labels[items[p]] == kb else 0):
+            hastings = -np.inf
+            break
     if not log_u < target + hastings:
         return MERGE_REJECTED_, target, hastings
     for p in range(m):
@@ -453,8 +473,8 @@ def work_arrays(n, width, sub_stats):
 
 
 @njit(cache=True)
-def subclusters_iteration(stream, n_proposals, n_launch, state, prior_params, params, stats,
-                          data, work, outcomes):
+def subclusters_iteration(stream, n_proposals, n_launch, hard, state, prior_params, params,
+                          stats, data, work, outcomes):
     """One iteration: steps 1-2 once, then ``n_proposals`` split/merge proposals.
 
     ``work`` from :func:`work_arrays`; ``outcomes`` (N_OUTCOMES,) int64 receives this
@@ -472,7 +492,7 @@ def subclusters_iteration(stream, n_proposals, n_launch, state, prior_params, pa
     outcomes[LABELS_ACCEPTED] = status
     for _ in range(n_proposals):
         outcome, target, hastings = _proposal(
-            stream, n_launch, state, prior_params, params, stats, data, sub_stats, sub_theta,
+            stream, n_launch, hard, state, prior_params, params, stats, data, sub_stats, sub_theta,
             items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u, local)
         if outcome < 0:
             return -1
@@ -486,13 +506,14 @@ def subclusters_iteration(stream, n_proposals, n_launch, state, prior_params, pa
 
 
 @njit(cache=True)
-def subclusters_proposal_entry(stream, n_launch, state, prior_params, params, stats, data, work):
+def subclusters_proposal_entry(stream, n_launch, hard, state, prior_params, params, stats, data,
+                               work):
     """One split or merge proposal from Python (tests): ``(outcome, log target ratio,
     log Hastings term, log u)``; accepted iff ``log u < target + Hastings``; the
     pair (i, j) drawn is ``work[14][1:3]``."""
     (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, sub, lp, alt,
      sizes_tmp, active_tmp, pair, log_u, local, sub_stats) = work
     outcome, target, hastings = _proposal(
-        stream, n_launch, state, prior_params, params, stats, data, sub_stats, sub_theta,
+        stream, n_launch, hard, state, prior_params, params, stats, data, sub_stats, sub_theta,
         items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u, local)
     return outcome, target, hastings, log_u[0]

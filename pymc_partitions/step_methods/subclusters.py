@@ -59,6 +59,14 @@ class SubClusters(PartitionStep):
         invariant (the exactness test caught exactly that).
     n_launch : int, default 5
         Rounds of sub-cluster updates that launch each proposal's sub-clusters.
+    launch : {"hard", "sampled"}, default "hard"
+        ``"sampled"``: the launch draws the sub-labels from their conditionals, as the
+        paper's sub-cluster updates (§5); ``"hard"``: it takes their modes (2-means
+        in the likelihood's own metric), so a proposed split does not scatter the
+        items near the boundary at random. Both are exact (the proposal need only be
+        a deterministic function of auxiliaries drawn independently of the state);
+        "hard" is what lets splits be accepted on poorly separated blocks (e.g. one
+        block holding ten clusters while sigma is still large).
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
@@ -87,7 +95,11 @@ class SubClusters(PartitionStep):
         "merge_accepted": (np.int64, []),
     }
 
-    def __init__(self, vars, n_proposals="auto", n_launch=5, **kwargs):
+    def __init__(self, vars, n_proposals="auto", n_launch=5, launch="hard", **kwargs):
+        if not isinstance(launch, str) or launch not in ("hard", "sampled"):
+            raise ValueError(
+                f"SubClusters: 'launch' must be \"hard\" or \"sampled\", got {launch!r}.")
+        self.hard = launch == "hard"
         if isinstance(n_proposals, str) and n_proposals == "auto":
             self.n_proposals = None
         else:
@@ -142,8 +154,8 @@ class SubClusters(PartitionStep):
                                                  self._alloc_sub(params))
         outcomes = self._outcomes
         status = subclusters.subclusters_iteration(
-            stream, self.n_proposals, self.n_launch, chain.state, prior_params, params, stats,
-            data, self._work, outcomes)
+            stream, self.n_proposals, self.n_launch, self.hard, chain.state, prior_params,
+            params, stats, data, self._work, outcomes)
         if status < 0:
             raise FloatingPointError(
                 f"SubClusters: partition '{self.target.name}': a weight or acceptance ratio "
