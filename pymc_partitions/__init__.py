@@ -63,6 +63,7 @@ __all__ = [
     "PBC",
     "PartitionModelError",
     "SplitMerge",
+    "SubClusters",
     "pbc_ladder",
     # analysis
     "CredibleBall",

@@ -58,6 +58,7 @@ from pymc_partitions.step_methods import (
     MallowsGibbs,
     PartitionModelError,
     SplitMerge,
+    SubClusters,
     pbc_ladder,
 )
 from pymc_partitions.unbiased import (

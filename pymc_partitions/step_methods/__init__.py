@@ -35,6 +35,7 @@ _NAMES = {
     "PartitionTarget": "target",
     "PopulationStep": "population",
     "SplitMerge": "split_merge",
+    "SubClusters": "subclusters",
     "pbc_ladder": "pbc",
 }
 
@@ -57,6 +58,7 @@ __all__ = [
     "PartitionTarget",
     "PopulationStep",
     "SplitMerge",
+    "SubClusters",
     "pbc_ladder",
 ]
 

@@ -34,6 +34,7 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register
 from pymc_partitions.kernels.statistics import block_sums
+from pymc_partitions.kernels.variates import log_beta_pair
 
 
 class BetaBernoulliParams(NamedTuple):
@@ -164,6 +165,44 @@ def log_marginal(params, stats, k):
     for d in range(params.a.shape[0]):
         c = stats.ones[k, d]
         acc += _log_beta(params.a[d] + c, params.b[d] + m - c) - _log_beta(params.a[d], params.b[d])
+    return acc
+
+
+# ---------------------------------------------------------------- explicit parameters
+# (the sub-cluster sampler, kernels/subclusters.py; registered in components/explicit.py)
+# A block's explicit parameters theta_1..theta_D are stored as one row of a float64
+# array: log(theta_d / (1 - theta_d)) for each d, then sum_d log(1 - theta_d), so an
+# item's log density costs its number of ones, as ``log_pred``.
+
+
+@primitive
+def explicit_width(params):
+    """Float64 entries per block in an explicit-parameter row: D log-odds, 1 sum."""
+    return params.a.shape[0] + 1
+
+
+@primitive
+def draw_explicit(params, stats, k, stream, theta, row):
+    """Draw slot k's theta_d ~ Beta(a_d + c_d, b_d + m - c_d) (the conjugate
+    posterior; the prior for an empty slot) into ``theta[row]``."""
+    m = stats.count[k]
+    n_dims = params.a.shape[0]
+    acc = 0.0
+    for d in range(n_dims):
+        c = stats.ones[k, d]
+        log_p, log_q = log_beta_pair(stream, params.a[d] + c, params.b[d] + m - c)
+        theta[row, d] = log_p - log_q
+        acc += log_q
+    theta[row, n_dims] = acc
+
+
+@primitive
+def log_density_explicit(params, theta, row, data, i):
+    """log prod_d theta_d^x_id (1 - theta_d)^(1 - x_id) of item i."""
+    indptr, indices = data[1], data[2]
+    acc = theta[row, params.a.shape[0]]
+    for p in range(indptr[i], indptr[i + 1]):
+        acc += theta[row, indices[p]]
     return acc
 
 

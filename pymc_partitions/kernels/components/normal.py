@@ -28,6 +28,7 @@ the block's items, is that of a Normal with covariance
     - \frac{1}{2\sigma^2}\Big(\sum r^2 - \frac{\tau^2 (\sum r)^2}{\sigma^2 + m\tau^2}\Big).
 """
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -35,6 +36,7 @@ import numpy as np
 from pymc_partitions.kernels._jit import entry, primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
 from pymc_partitions.kernels.statistics import block_moments
+from pymc_partitions.kernels.variates import std_normal
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -162,6 +164,46 @@ def log_marginal(params, stats, k):
             - 0.5 * np.log(big)
             - 0.5 * (q - tau2 * s * s / big) / sigma2
         )
+    return acc
+
+
+# ---------------------------------------------------------------- explicit parameters
+# (the sub-cluster sampler, kernels/subclusters.py; registered in components/explicit.py)
+# A block's explicit parameters are one row of a float64 array: its means
+# mu_1..mu_D, then the log normaliser sum_d -log(2 pi sigma_d^2)/2.
+
+
+@primitive
+def explicit_width(params):
+    """Float64 entries per block in an explicit-parameter row: D means, 1 constant."""
+    return params.mu0.shape[0] + 1
+
+
+@primitive
+def draw_explicit(params, stats, k, stream, theta, row):
+    """Draw slot k's means from their posterior given its statistics (Normal with
+    mean ``stats.mean``'s formula and variance 1/lambda_m, see the module docstring)
+    into ``theta[row]``; an empty slot draws from the prior N(mu0, tau^2)."""
+    m = stats.count[k]
+    n_dims = params.mu0.shape[0]
+    acc = 0.0
+    for d in range(n_dims):
+        w = params.by_size_w[m, d]
+        mean = (params.mu0_over_tau2[d] + stats.sums[k, d] * params.inv_sigma2[d]) * w
+        theta[row, d] = mean + math.sqrt(w) * std_normal(stream)
+        acc -= 0.5 * (LOG_2PI + math.log(params.sigma2[d]))
+    theta[row, n_dims] = acc
+
+
+@primitive
+def log_density_explicit(params, theta, row, data, i):
+    """log N(x_i | mu = theta[row, :D], diag(sigma^2))."""
+    x = data[0]
+    n_dims = x.shape[1]
+    acc = theta[row, n_dims]
+    for d in range(n_dims):
+        r = x[i, d] - theta[row, d]
+        acc -= 0.5 * r * r * params.inv_sigma2[d]
     return acc
 
 

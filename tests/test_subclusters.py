@@ -1,0 +1,185 @@
+"""pmp.SubClusters (Chang & Fisher 2013, exact form): exactness against all set
+partitions (Beta-Bernoulli; Normal D = 2; alpha free; Pitman-Yor), a negative control
+(the merge's Hastings term dropped) that the harness must fail, thread-independence
+and refusals."""
+
+import numpy as np
+import pymc as pm
+import pytest
+from helpers import KernelChain, assert_exact, binary_data, exact_posterior, judge, kernel_draws
+
+import pymc_partitions as pmp
+from pymc_partitions.kernels import subclusters
+from pymc_partitions.kernels.components import beta_bernoulli
+from pymc_partitions.kernels.components.explicit import explicit_width
+from pymc_partitions.step_methods.target import PartitionModelError
+
+HARD = False  # the negative control's launch: sampled sub-labels
+ALPHA_GRID = {"alpha_log__": np.linspace(-25.0, 7.0, 1200)}
+
+
+def bernoulli_model(n=6, seed=6, alpha=1.0, prior="crp"):
+    with pm.Model() as model:
+        if prior == "pitman_yor":
+            z = pmp.PitmanYor("z", alpha=0.5, d=0.4, n=n)
+        else:
+            z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=0.5, b=0.8,
+                                   observed=binary_data(n, 3, seed))
+    return model
+
+
+def normal_model(n=6, seed=2):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([rng.normal(-2, 1, (n // 2, 2)), rng.normal(2, 1, (n - n // 2, 2))])
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=0.7, n=n)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=1.0, observed=y)
+    return model
+
+
+def check_exact(model, draws, seed, grids=None, **kwargs):
+    step = pmp.SubClusters([model["z"]], model=model, **kwargs)
+    return assert_exact(model, draws=draws, seed=seed, step=[step], grids=grids)[1]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"n_proposals": 2, "n_launch": 2}, {"n_launch": 0},
+     {"n_proposals": 2, "n_launch": 2, "launch": "sampled"}],
+    ids=["launch2", "launch0-auto", "sampled"])
+def test_beta_bernoulli_exact(kwargs):
+    idata = check_exact(bernoulli_model(), 3000, 6, **kwargs)
+    stats = idata.sample_stats
+    assert int(stats["split_accepted"].sum()) > 0 and int(stats["merge_accepted"].sum()) > 0
+
+
+def test_normal_exact():
+    check_exact(normal_model(), 3000, 3, n_proposals=2, n_launch=2)
+
+
+def test_alpha_free_exact():
+    """alpha ~ Gamma(1, 1) free: pm.sample assigns it to pmp.EscobarWest."""
+    n = 5
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 21))
+    check_exact(model, 5000, 21, ALPHA_GRID, n_proposals=3, n_launch=2)
+
+
+def test_pitman_yor_exact():
+    check_exact(bernoulli_model(prior="pitman_yor"), 4000, 61, n_proposals=3, n_launch=2)
+
+
+# ------------------------------------------------------------------ negative control
+
+
+def subclusters_move(drop_merge_hastings):
+    """One iteration of the package's kernel: the parallel label update (the entry
+    with no proposals), then two split/merge proposals through
+    ``subclusters_proposal_entry``. With ``drop_merge_hastings`` a merge is decided
+    on the collapsed target ratio alone (the merge's Hastings term, the launch's
+    reverse-split probability and the selection ratio, dropped): the kernel's
+    decision is overridden where the two differ (the kernel's merges with a finite
+    Hastings term already decide on the target alone)."""
+    work = None
+    outcomes = np.zeros(subclusters.N_OUTCOMES, dtype=np.int64)
+
+    def move(rng, chain):
+        nonlocal work
+        if work is None:
+            sub = beta_bernoulli.alloc_stats(2, chain.data[0].shape[1], chain.params)
+            work = subclusters.work_arrays(chain.n, explicit_width(chain.params), sub)
+        assert subclusters.subclusters_iteration(
+            chain.stream, 0, 2, HARD, chain.state, chain.prior, chain.params, chain.stats,
+            chain.data, work, outcomes) == 0
+        for _ in range(2):
+            before = chain.labels()
+            outcome, target, hastings, log_u = subclusters.subclusters_proposal_entry(
+                chain.stream, 2, HARD, chain.state, chain.prior, chain.params, chain.stats,
+                chain.data, work)
+            if not drop_merge_hastings or outcome < subclusters.MERGE_REJECTED_:
+                continue
+            if outcome == subclusters.MERGE_ACCEPTED_ and not log_u < target:
+                chain.reload(before)
+            elif outcome == subclusters.MERGE_REJECTED_ and log_u < target:
+                chain.reload(pmp.canonicalize(merged_labels(before, work)))
+
+    return move
+
+
+def merged_labels(before, work):
+    """``before`` with the blocks of the last proposal's items i and j united."""
+    i, j = int(work[14][1]), int(work[14][2])
+    merged = before.copy()
+    merged[merged == before[j]] = before[i]
+    return merged
+
+
+def test_merge_without_hastings_term_is_caught():
+    """The merge's Hastings term is the log probability (0 or -inf) that the launch
+    on the union reproduces the two blocks; dropping it accepts merges that have no
+    reverse split: merges become too frequent and K too small."""
+    model = bernoulli_model(alpha=1.0)
+    exact = exact_posterior(model)
+    good = judge(exact, kernel_draws(model, subclusters_move(False), 2500, seed=3))
+    assert good.passed, good.row()
+    bad = judge(exact, kernel_draws(model, subclusters_move(True), 2500, seed=3))
+    assert not bad.passed, bad.row()
+
+
+# ------------------------------------------------------------------ threads, refusals
+
+
+def test_same_draws_whatever_the_number_of_threads():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.path.insert(0, 'tests');"
+        "import numpy as np, numba; from helpers import KernelChain;"
+        "from test_subclusters import normal_model;"
+        "from pymc_partitions.kernels import subclusters;"
+        "from pymc_partitions.kernels.components import normal;"
+        "from pymc_partitions.kernels.components.explicit import explicit_width;"
+        "m = normal_model(6000, seed=5); c = KernelChain(m, seed=1);"
+        "w = subclusters.work_arrays(c.n, explicit_width(c.params),"
+        " normal.alloc_stats(2, 2, c.params));"
+        "o = np.zeros(subclusters.N_OUTCOMES, dtype=np.int64);"
+        "[subclusters.subclusters_iteration(c.stream, 3, 3, False, c.state, c.prior, c.params,"
+        " c.stats, c.data, w, o) for _ in range(5)];"
+        "print(numba.get_num_threads(), ''.join(map(str, c.labels())))"
+    )
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(__import__("os").environ, NUMBA_NUM_THREADS=threads)
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, check=True)
+        outs.append(run.stdout.split())
+    assert outs[0][0] == "1" and outs[1][0] == "2"
+    assert outs[0][1] == outs[1][1]
+
+
+def test_refuses_unsupported_prior_and_likelihood():
+    n = 5
+    with pm.Model() as model:
+        z = pmp.MFM("z", n=n, gamma=0.8, k_prior=np.full(n, 1.0 / n))
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 1))
+    with pytest.raises(PartitionModelError, match="prior .* not supported.*pmp.Gibbs"):
+        pmp.SubClusters([model["z"]], model=model)
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        pmp.CollapsedPoissonGamma("y", partition=z, a=1.0, b=1.0,
+                                  observed=np.arange(n * 2).reshape(n, 2) % 3)
+    with pytest.raises(PartitionModelError, match="no explicit-parameter draws.*pmp.Gibbs"):
+        pmp.SubClusters([model["z"]], model=model)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"n_launch": -1}, "n_launch"),
+                                           ({"n_proposals": "many"}, "n_proposals"),
+                                           ({"launch": "soft"}, "launch")])
+def test_invalid_settings(kwargs, match):
+    model = bernoulli_model()
+    with pytest.raises((TypeError, ValueError), match=match):
+        pmp.SubClusters([model["z"]], model=model, **kwargs)
