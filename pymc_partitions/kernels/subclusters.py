@@ -63,6 +63,7 @@ other step may change the hyperparameters between iterations.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -79,9 +80,32 @@ from pymc_partitions.kernels.priors.pitman_yor import PitmanYorParams
 from pymc_partitions.kernels.random import bounded, counter_uniform, random_key, uniform
 from pymc_partitions.kernels.variates import log_gamma_variate
 
-#: Entries of the ``outcomes`` array an iteration fills (counts of this iteration).
+
+
+class Outcomes(NamedTuple):
+    """Layout of the (5,) int64 ``outcomes`` array :func:`subclusters_iteration`
+    fills with this iteration's counts (the kernel fills the plain array; this record
+    names its entries, read by name in :func:`pymc_partitions.step_methods.info.counters`).
+
+    Attributes
+    ----------
+    labels_accepted
+        1 if step 2's parallel label update was accepted, else 0.
+    split_proposed, split_accepted
+        Split proposals made, and accepted.
+    merge_proposed, merge_accepted
+        Merge proposals made, and accepted.
+    """
+
+    labels_accepted: int
+    split_proposed: int
+    split_accepted: int
+    merge_proposed: int
+    merge_accepted: int
+
+
 LABELS_ACCEPTED, SPLIT_PROPOSED, SPLIT_ACCEPTED, MERGE_PROPOSED, MERGE_ACCEPTED = range(5)
-N_OUTCOMES = 5
+N_OUTCOMES = len(Outcomes._fields)
 #: Outcome of one proposal (:func:`subclusters_proposal_entry`).
 SPLIT_REJECTED_, SPLIT_ACCEPTED_, MERGE_REJECTED_, MERGE_ACCEPTED_ = range(4)
 #: Sub-cluster weights' Dirichlet parameter added to the counts in the launch (the

@@ -1,5 +1,7 @@
 """``pmp.SubClusters``: the sub-cluster split-merge sampler of Chang & Fisher (2013)."""
 
+from typing import NamedTuple
+
 import numpy as np
 
 from pymc_partitions.distributions.validation import integer_arg
@@ -8,6 +10,7 @@ from pymc_partitions.kernels.components.explicit import explicit_width, supports
 from pymc_partitions.kernels.priors.crp import CRPParams
 from pymc_partitions.kernels.priors.pitman_yor import PitmanYorParams
 from pymc_partitions.step_methods.base import PartitionStep
+from pymc_partitions.step_methods.info import counters, record
 from pymc_partitions.step_methods.target import PartitionModelError
 
 #: Explicit-parameter likelihoods (pmp names) and priors the step samples today.
@@ -15,6 +18,26 @@ SUPPORTED_LIKELIHOODS = ("CollapsedNormal", "CollapsedBetaBernoulli")
 SUPPORTED_PRIORS = ("CRP", "PitmanYor")
 #: Upper bound of ``n_proposals="auto"``.
 MAX_AUTO_PROPOSALS = 20
+
+
+class SubClustersInfo(NamedTuple):
+    """What one :class:`SubClusters` iteration did.
+
+    Attributes
+    ----------
+    labels_accepted
+        1 if step 2's parallel label update was accepted, else 0.
+    split_proposed, split_accepted
+        Split proposals among this iteration's ``n_proposals``, and those accepted.
+    merge_proposed, merge_accepted
+        The same for merges.
+    """
+
+    labels_accepted: np.int64
+    split_proposed: np.int64
+    split_accepted: np.int64
+    merge_proposed: np.int64
+    merge_accepted: np.int64
 
 
 class SubClusters(PartitionStep):
@@ -86,14 +109,7 @@ class SubClusters(PartitionStep):
 
     name = "partition_subclusters"
     move_description = "a sub-cluster iteration"
-    stats_dtypes_shapes = {
-        **PartitionStep.stats_dtypes_shapes,
-        "labels_accepted": (np.int64, []),
-        "split_proposed": (np.int64, []),
-        "split_accepted": (np.int64, []),
-        "merge_proposed": (np.int64, []),
-        "merge_accepted": (np.int64, []),
-    }
+    Info = SubClustersInfo
 
     def __init__(self, vars, n_proposals="auto", n_launch=5, launch="hard", **kwargs):
         if not isinstance(launch, str) or launch not in ("hard", "sampled"):
@@ -148,25 +164,18 @@ class SubClusters(PartitionStep):
         self._work = None
         self._outcomes = np.zeros(subclusters.N_OUTCOMES, dtype=np.int64)
 
-    def move(self, stream, chain, prior_params, params, stats, data):
+    def move(self, chain, args):
         if self._work is None:
             self._work = subclusters.work_arrays(self.target.n, self._width,
-                                                 self._alloc_sub(params))
+                                                 self._alloc_sub(args.params))
         outcomes = self._outcomes
         status = subclusters.subclusters_iteration(
-            stream, self.n_proposals, self.n_launch, self.hard, chain.state, prior_params,
-            params, stats, data, self._work, outcomes)
+            args.stream, self.n_proposals, self.n_launch, self.hard, chain.state,
+            args.prior_params, args.params, chain.stats, args.data, self._work, outcomes)
         if status < 0:
             raise FloatingPointError(
                 f"SubClusters: partition '{self.target.name}': a weight or acceptance ratio "
                 f"was NaN during {self.move_description}; check the data and "
                 f"hyperparameters for non-finite values."
             )
-        o = [int(c) for c in outcomes]
-        return -1, {
-            "labels_accepted": o[subclusters.LABELS_ACCEPTED],
-            "split_proposed": o[subclusters.SPLIT_PROPOSED],
-            "split_accepted": o[subclusters.SPLIT_ACCEPTED],
-            "merge_proposed": o[subclusters.MERGE_PROPOSED],
-            "merge_accepted": o[subclusters.MERGE_ACCEPTED],
-        }
+        return record(SubClustersInfo, counters(subclusters.Outcomes, outcomes))
