@@ -183,3 +183,65 @@ def test_invalid_settings(kwargs, match):
     model = bernoulli_model()
     with pytest.raises((TypeError, ValueError), match=match):
         pmp.SubClusters([model["z"]], model=model, **kwargs)
+
+
+# ------------------------------------------------------------------ joint moves with sigma
+
+SIGMA_GRID = {"sigma_log__": np.linspace(-7.0, 3.0, 1500)}
+
+
+def sigma_model(n=6, seed=4):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([rng.normal(-1.5, 0.5, (n // 2, 2)), rng.normal(1.5, 0.5, (n - n // 2, 2))])
+    with pm.Model() as model:
+        z = pmp.CRP("z", alpha=0.8, n=n)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=2.0, sigma=sigma, observed=y)
+    return model
+
+
+def sigma_chain(model, draws, seed):
+    """pmp.SubClusters([z, sigma]) with the joint moves doing most of the work (no
+    split/merge at fixed sigma)."""
+    step = pmp.SubClusters([model["z"], model["sigma"]], model=model, n_proposals=0,
+                           n_joint=3, n_launch=2)
+    return assert_exact, step, dict(model=model, draws=draws, seed=seed, step=[step],
+                                    grids=SIGMA_GRID)
+
+
+def test_joint_sigma_exact():
+    """z and sigma free, from SubClusters([z, sigma]) alone: z's marginal is exact and
+    joint splits and merges are accepted."""
+    model = sigma_model()
+    _, _, kwargs = sigma_chain(model, 3000, 5)
+    idata = assert_exact(**kwargs)[1]
+    stats = idata.sample_stats
+    assert int(stats["joint_split_accepted"].sum()) > 0
+    assert int(stats["joint_merge_accepted"].sum()) > 0
+
+
+def test_joint_merge_without_reverse_split_is_caught(monkeypatch):
+    """Dropping step 4 (a merge needs its reverse split) accepts merges with no
+    reverse move: too few blocks, which the harness must catch."""
+    from pymc_partitions.step_methods.subclusters import JointHyperparameter
+
+    monkeypatch.setattr(JointHyperparameter, "reverse_split_exists",
+                        staticmethod(lambda labels, j, items, sub: True))
+    model = sigma_model()
+    _, _, kwargs = sigma_chain(model, 3000, 5)
+    with pytest.raises(AssertionError):
+        assert_exact(**kwargs)
+
+
+def test_joint_refuses_prior_hyperparameter_and_two_hyperparameters():
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=4)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        tau = pm.HalfNormal("tau", 1.0)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=tau, sigma=sigma,
+                            observed=np.zeros((4, 1)))
+    with pytest.raises(PartitionModelError, match="alpha"):
+        pmp.SubClusters([z, alpha], model=model)
+    with pytest.raises(ValueError, match="one likelihood hyperparameter"):
+        pmp.SubClusters([z, sigma, tau], model=model)

@@ -541,3 +541,33 @@ def subclusters_proposal_entry(stream, n_launch, hard, state, prior_params, para
         stream, n_launch, hard, state, prior_params, params, stats, data, sub_stats, sub_theta,
         items, forced, sub, lp, alt, sizes_tmp, active_tmp, pair, log_u, local)
     return outcome, target, hastings, log_u[0]
+
+
+@njit(cache=True)
+def launch_entry(key, i, j, n_launch, hard, labels, params, data, work):
+    """The split D(S) that step 3's launch proposes for the items S of the blocks of
+    items ``i`` and ``j`` under ``labels`` ((n,) int64), from the stream seeded by
+    ``key`` (int64) and the component ``params``: returns m = |S|; ``work[6][:m]``
+    (items) holds S in item order and ``work[8][:m]`` (sub) their sub-labels (0: the
+    side of i, 1: the side of j). A function of (key, i, j, S, params) only, for the
+    joint moves of :class:`pymc_partitions.SubClusters` with likelihood
+    hyperparameters (the step decides; nothing here reads the chain's state)."""
+    (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, sub, lp, alt,
+     sizes_tmp, active_tmp, pair, log_u, local, sub_stats) = work
+    ka, kb = labels[i], labels[j]
+    m = 0
+    p0 = 0
+    p1 = 0
+    for h in range(labels.shape[0]):
+        if labels[h] == ka or labels[h] == kb:
+            if h == i:
+                p0 = m
+            elif h == j:
+                p1 = m
+            items[m] = h
+            forced[m] = -1
+            m += 1
+    _seed_stream(key, local)
+    _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data, forced, sub, lp,
+            alt, p0, p1)
+    return m

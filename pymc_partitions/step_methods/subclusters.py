@@ -1,16 +1,23 @@
 """``pmp.SubClusters``: the sub-cluster split-merge sampler of Chang & Fisher (2013)."""
 
+import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.optimize import minimize_scalar
+
+from pymc_partitions.distributions.partition import PartitionPriorRV
 
 from pymc_partitions.distributions.validation import integer_arg
 from pymc_partitions.kernels import subclusters
 from pymc_partitions.kernels.components.explicit import explicit_width, supports
 from pymc_partitions.kernels.priors.crp import CRPParams
 from pymc_partitions.kernels.priors.pitman_yor import PitmanYorParams
-from pymc_partitions.step_methods.base import PartitionStep
-from pymc_partitions.step_methods.info import counters, record
+from pymc_partitions.kernels.components import combine
+from pymc_partitions.partitions import canonicalize
+from pymc_partitions.step_methods.base import MoveArgs, PartitionStep, step_arguments
+from pymc_partitions.step_methods.hyperparameters import HyperSlice, prior_log_density
+from pymc_partitions.step_methods.info import Summary, counters, record
 from pymc_partitions.step_methods.target import PartitionModelError
 
 #: Explicit-parameter likelihoods (pmp names) and priors the step samples today.
@@ -31,6 +38,11 @@ class SubClustersInfo(NamedTuple):
         Split proposals among this iteration's ``n_proposals``, and those accepted.
     merge_proposed, merge_accepted
         The same for merges.
+    joint_split_proposed, joint_split_accepted, joint_merge_proposed, joint_merge_accepted
+        The same for the joint moves of the partition and the likelihood
+        hyperparameter (0 when the step samples the partition alone).
+    slice_evals
+        Log-density evaluations of the hyperparameter's slice update (0 without one).
     """
 
     labels_accepted: np.int64
@@ -38,6 +50,11 @@ class SubClustersInfo(NamedTuple):
     split_accepted: np.int64
     merge_proposed: np.int64
     merge_accepted: np.int64
+    joint_split_proposed: np.int64
+    joint_split_accepted: np.int64
+    joint_merge_proposed: np.int64
+    joint_merge_accepted: np.int64
+    slice_evals: np.int64
 
 
 class SubClusters(PartitionStep):
@@ -110,8 +127,11 @@ class SubClusters(PartitionStep):
     name = "partition_subclusters"
     move_description = "a sub-cluster iteration"
     Info = SubClustersInfo
+    #: [z, sigma] is one step (the joint moves), not one step per variable.
+    default_blocked = True
 
-    def __init__(self, vars, n_proposals="auto", n_launch=5, launch="hard", **kwargs):
+    def __init__(self, vars, n_proposals="auto", n_launch=5, launch="hard", n_joint=2,
+                 **kwargs):
         if not isinstance(launch, str) or launch not in ("hard", "sampled"):
             raise ValueError(
                 f"SubClusters: 'launch' must be \"hard\" or \"sampled\", got {launch!r}.")
@@ -125,10 +145,65 @@ class SubClusters(PartitionStep):
             except (TypeError, ValueError) as err:
                 raise type(err)(f"{err} Or \"auto\" (the default).") from None
         self.n_launch = integer_arg("n_launch", n_launch, "SubClusters", minimum=0)
-        super().__init__(vars, **kwargs)
+        self.n_joint = integer_arg("n_joint", n_joint, "SubClusters", minimum=0)
+        model, value_vars = step_arguments("SubClusters", vars, kwargs.get("model"),
+                                           kwargs.get("rng"), "[z] or [z, sigma]")
+        kwargs["model"] = model
+        partition = [v for v in value_vars
+                     if isinstance(model.values_to_rvs[v].owner.op, PartitionPriorRV)]
+        hypers = [v for v in value_vars if not any(v is p for p in partition)]
+        super().__init__(partition, **kwargs)
         self._check_supported()
         if self.n_proposals is None:
             self.n_proposals = min(MAX_AUTO_PROPOSALS, max(2, self.target.n // 3))
+        self._joint = None
+        if hypers:
+            self._joint = JointHyperparameter(self, hypers, model, kwargs.get("compile_kwargs"))
+            self.vars = [*self.vars, *hypers]
+            self.set_rng(kwargs.get("rng"))
+
+    def start_chain(self, rng):
+        super().start_chain(rng)
+        self._work = None
+        self._outcomes = np.zeros(subclusters.N_OUTCOMES, dtype=np.int64)
+        joint = getattr(self, "_joint", None)
+        if joint is not None:
+            # after the kernel stream (drawn first from rng): the joint moves' draws
+            joint.start_chain(np.random.default_rng(rng.integers(2**63)))
+
+    def stop_tuning(self):
+        super().stop_tuning()
+        if self._joint is not None:
+            self._joint.slice.stop_tuning()
+
+    def step(self, point):
+        new_point, stats = super().step(point)
+        if self._joint is None:
+            return new_point, stats
+        counts = {"joint_split_proposed": 0, "joint_split_accepted": 0,
+                  "joint_merge_proposed": 0, "joint_merge_accepted": 0}
+        for _ in range(self.n_joint):
+            new_point, split, accepted = self._joint.propose(new_point)
+            kind = "split" if split else "merge"
+            counts[f"joint_{kind}_proposed"] += 1
+            counts[f"joint_{kind}_accepted"] += int(accepted)
+        new_point, slice_stats = self._joint.slice.step(new_point)
+        stats[0].update(counts, slice_evals=slice_stats[0]["slice_evals"])
+        # The draw's summary at the new (z, hyperparameter); the container follows
+        # the point, so the next iteration does not reload it.
+        target = self.target
+        values, prior_params, per_lik = target.params(new_point)
+        args = MoveArgs(self._stream, values, prior_params, per_lik)
+        container = self._container
+        if not np.array_equal(new_point[target.name], self.chain_of(container).labels):
+            container = self.load_container(container, new_point[target.name], args)
+            self._container = container
+        chain = self.chain_of(container)
+        params, _, data = target.kernel_args(chain, values, per_lik)
+        summary = self.summary(chain, args._replace(params=params, data=data))
+        stats[0].update(zip(Summary._fields, summary))
+        new_point[target.name] = chain.labels.copy()
+        return new_point, stats
 
     def _check_supported(self):
         target = self.target
@@ -159,15 +234,8 @@ class SubClusters(PartitionStep):
         self._alloc_sub = lambda params: target.likelihoods[0].owner.op.alloc_stats(
             2, target.data[0], params)
 
-    def start_chain(self, rng):
-        super().start_chain(rng)
-        self._work = None
-        self._outcomes = np.zeros(subclusters.N_OUTCOMES, dtype=np.int64)
-
     def move(self, chain, args):
-        if self._work is None:
-            self._work = subclusters.work_arrays(self.target.n, self._width,
-                                                 self._alloc_sub(args.params))
+        self._ensure_work(args.params)
         outcomes = self._outcomes
         status = subclusters.subclusters_iteration(
             args.stream, self.n_proposals, self.n_launch, self.hard, chain.state,
@@ -178,4 +246,181 @@ class SubClusters(PartitionStep):
                 f"was NaN during {self.move_description}; check the data and "
                 f"hyperparameters for non-finite values."
             )
-        return record(SubClustersInfo, counters(subclusters.Outcomes, outcomes))
+        return record(SubClustersInfo, counters(subclusters.Outcomes, outcomes),
+                      joint_split_proposed=0, joint_split_accepted=0, joint_merge_proposed=0,
+                      joint_merge_accepted=0, slice_evals=0)
+
+    def _ensure_work(self, params):
+        if self._work is None:
+            self._work = subclusters.work_arrays(self.target.n, self._width,
+                                                 self._alloc_sub(params))
+        return self._work
+
+
+#: Scale of the joint moves' Laplace proposal: its standard deviation is this many
+#: times the conditional's (curvature at the mode); above 1 for heavier tails.
+LAPLACE_SCALE = 1.5
+
+
+class JointHyperparameter:
+    r"""Split and merge proposals that move the partition and one likelihood
+    hyperparameter together (``pmp.SubClusters([z, sigma])``); beyond the paper.
+
+    Why: with a hyperparameter free, the state (one block, sigma near the data's
+    scale) is a local mode of p(z, sigma | y): a split at that sigma loses (the
+    CRP's penalty for splitting n items, about n H(p) nats, exceeds the likelihood's
+    gain while sigma is large), and sigma cannot shrink while z is one block. A
+    proposal that moves both crosses it.
+
+    The move, for value x of the hyperparameter (PyMC's unconstrained scale) and the
+    conditional :math:`C(x; z) = \log p(x) + \log p(y \mid z, x)` (its prior with the
+    Jacobian plus the collapsed likelihood from the blocks' statistics, as
+    :class:`~.HyperSlice` evaluates it):
+
+    1. draw two distinct items i, j, a key and log u;
+    2. z' is the split D(S; x) of i's block launched at the current x (as step 3 of
+       :mod:`~pymc_partitions.kernels.subclusters`) if i and j share a block, else the
+       merge of their blocks;
+    3. x' ~ q(. | z'): the Laplace approximation of C(.; z'), a Normal per element at
+       its mode with ``LAPLACE_SCALE`` times its curvature's standard deviation (the
+       mode found from a fixed start, so q is a function of z' alone);
+    4. a merge needs the reverse split to exist: D(S; x') launched with (key, i, j)
+       on the union at the proposed x' must give back the two blocks (else it is
+       rejected: a Hastings term of -inf);
+    5. accept if log u < log p(z') + C(x'; z') - log p(z) - C(x; z)
+       + log q(x | z) - log q(x' | z').
+
+    With the proposal a deterministic involution given (i, j, key) and the Normal
+    noise of step 3, this is Metropolis-Hastings on (z, x); the selection of (i, j)
+    is symmetric. The hyperparameter's own update each iteration is
+    :class:`~.HyperSlice` (built inside the step). Supported: one continuous free
+    variable read only by this partition's collapsed likelihood (sigma, tau, mu0,
+    ...), not by its prior (use EscobarWest or HyperSlice for alpha).
+    """
+
+    def __init__(self, step, value_vars, model, compile_kwargs):
+        where = f"SubClusters: partition '{step.target.name}'"
+        if len(value_vars) != 1:
+            raise ValueError(
+                f"{where}: 'vars' may hold the partition and one likelihood hyperparameter "
+                f"(e.g. [z, sigma]); got {[v.name for v in value_vars]}. Leave the others to "
+                f"pmp.HyperSlice or NUTS (pm.sample assigns them)."
+            )
+        rv = model.values_to_rvs[value_vars[0]]
+        self.slice = HyperSlice([rv], model=model, compile_kwargs=compile_kwargs)
+        terms = self.slice._terms
+        if len(terms) != 1 or terms[0].name != step.target.name or terms[0].prior_reads:
+            raise PartitionModelError(
+                f"{where}: '{rv.name}' must be read by this partition's collapsed likelihood "
+                f"only (not by its prior, nor by another partition) for a joint move. Sample "
+                f"it with pmp.HyperSlice or pmp.EscobarWest instead."
+            )
+        self.step = step
+        self.terms = terms[0]
+        self.name = value_vars[0].name
+        self.z = step.target.name
+
+    def start_chain(self, rng):
+        self.rng = rng
+        self.slice.set_rng(rng)
+
+    def log_conditional(self, point, labels, x):
+        """C(x; z) at partition ``labels``."""
+        values = dict(point)
+        values[self.z] = labels
+        values[self.name] = x
+        self.terms.load(values, self.terms.inputs(values))
+        return self.slice.log_conditional(values, self.name)
+
+    def log_prior(self, point, labels):
+        target = self.step.target
+        values = target.hyper_values(point)[: target.n_prior_hypers]
+        sizes = np.bincount(labels).astype(np.float64)
+        return prior_log_density(target.prior_op, values, sizes[sizes > 0], target.n)
+
+    def laplace(self, point, labels, shape):
+        """(mode, sd) of q(. | z), flat arrays; a deterministic function of ``labels``
+        (elements optimised in turn from 0, twice; Brent's method)."""
+        x = np.zeros(int(np.prod(shape)))
+
+        def f(t, e):
+            trial = x.copy()
+            trial[e] = t
+            value = self.log_conditional(point, labels, trial.reshape(shape))
+            return -value if np.isfinite(value) else 1e300
+
+        for _ in range(2 if x.size > 1 else 1):
+            for e in range(x.size):
+                x[e] = minimize_scalar(f, bracket=(-1.0, 1.0), args=(e,), method="brent").x
+        sd = np.empty_like(x)
+        for e in range(x.size):
+            h = 1e-3 * max(1.0, abs(x[e]))
+            curv = (f(x[e] + h, e) - 2.0 * f(x[e], e) + f(x[e] - h, e)) / (h * h)
+            sd[e] = LAPLACE_SCALE / math.sqrt(curv) if curv > 0 else LAPLACE_SCALE
+        return x, sd
+
+    def propose(self, point):
+        """One joint proposal from ``point``: ``(new point, split?, accepted?)``."""
+        step, rng = self.step, self.rng
+        labels = canonicalize(point[self.z])
+        x = np.asarray(point[self.name], dtype=np.float64)
+        shape = x.shape
+        n = labels.shape[0]
+        # 1. selection and auxiliaries
+        i, j = (int(v) for v in rng.choice(n, size=2, replace=False))
+        key = int(rng.integers(0, 2**62))
+        log_u = math.log(1.0 - rng.random())
+        split = labels[i] == labels[j]
+        params, data = self._kernel_args(point)
+        work = step._ensure_work(params)
+        # 2. the proposed partition
+        if split:
+            m = subclusters.launch_entry(key, i, j, step.n_launch, step.hard, labels, params,
+                                         data, work)
+            new = labels.copy()
+            new[work[6][:m][work[8][:m] == 1]] = labels.max() + 1
+        else:
+            new = labels.copy()
+            new[new == labels[j]] = labels[i]
+        new = canonicalize(new)
+        # 3. the hyperparameter from q(. | z')
+        mode_new, sd_new = self.laplace(point, new, shape)
+        noise = rng.standard_normal(mode_new.shape)
+        x_new = (mode_new + sd_new * noise).reshape(shape).astype(x.dtype)
+        proposed = dict(point)
+        proposed[self.name] = x_new
+        # 4. a merge's reverse split, launched at x'
+        if not split:
+            params, data = self._kernel_args(proposed)
+            m = subclusters.launch_entry(key, i, j, step.n_launch, step.hard, new, params,
+                                         data, work)
+            if not self.reverse_split_exists(labels, j, work[6][:m], work[8][:m]):
+                return point, split, False
+        # 5. the Metropolis-Hastings ratio
+        mode, sd = self.laplace(point, labels, shape)
+        log_q_back = _log_normal(x.reshape(-1), mode, sd)
+        log_q_forth = _log_normal(x_new.reshape(-1), mode_new, sd_new)
+        log_ratio = (self.log_prior(point, new) + self.log_conditional(point, new, x_new)
+                     - self.log_prior(point, labels) - self.log_conditional(point, labels, x)
+                     + log_q_back - log_q_forth)
+        if not log_u < log_ratio:
+            return point, split, False
+        proposed[self.z] = new
+        return proposed, split, True
+
+    @staticmethod
+    def reverse_split_exists(labels, j, items, sub):
+        """Step 4: whether the launch's sub-labels ``sub`` of ``items`` (the union)
+        are the two blocks of ``labels`` (j's block: sub-label 1)."""
+        return np.array_equal(sub, (labels[items] == labels[j]).astype(sub.dtype))
+
+    def _kernel_args(self, point):
+        """The kernels' ``(params, data)`` at ``point``'s hyperparameters."""
+        _, _, per_lik = self.step.target.params(point)
+        params, _, data = combine(per_lik, [None] * len(per_lik), self.step.target.data)
+        return params, data
+
+
+def _log_normal(x, mean, sd):
+    z = (x - mean) / sd
+    return float(np.sum(-0.5 * z * z - np.log(sd)))
