@@ -118,6 +118,8 @@ SUB_WEIGHT_PRIOR = 0.5
 PARALLEL_MIN = 4096
 #: The key that makes :func:`_assign_sub` take each sub-label's mode (a hard launch).
 HARD_KEY = -1
+# int64 constants for routine arguments (a literal would type the routine twice: rule 6)
+NO_SLOT, ONE, TWO = np.int64(-1), np.int64(1), np.int64(2)
 
 _parallel = njit(cache=True, parallel=True)
 _serial = njit(cache=True)
@@ -337,7 +339,7 @@ def _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data,
     log_pib0 = math.log(0.5)
     log_pib1 = log_pib0
     for _ in range(n_launch):
-        key = HARD_KEY if hard else _soft_key(local)
+        key = np.int64(HARD_KEY) if hard else _soft_key(local)
         _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub,
                     lp, alt)
         n1 = 0
@@ -353,7 +355,7 @@ def _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data,
         draw_explicit(params, sub_stats, 1, local, sub_theta, 1)
         for p in range(m):
             remove(params, sub_stats, data, items[p], sub[p])
-    key = HARD_KEY if hard else _soft_key(local)
+    key = np.int64(HARD_KEY) if hard else _soft_key(local)
     _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub, lp, alt)
     forced[p0] = -1
     forced[p1] = -1
@@ -408,9 +410,10 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
     log_u_out[1] = i
     log_u_out[2] = j
     # S: the items of the block(s), in item order (a function of S alone)
-    m = 0
-    p0 = 0
-    p1 = 0
+    # int64 from the start: a literal 0 would type the routines' calls twice (rule 6)
+    m = np.int64(0)
+    p0 = np.int64(0)
+    p1 = np.int64(0)
     for h in range(n):
         k = state.labels[h]
         if k == ka or k == kb:
@@ -433,7 +436,8 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
         for p in range(m):
             remove(params, sub_stats, data, items[p], sub[p])
         pair[0], pair[1] = m - n1, n1
-        target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, -1, pair, 2)
+        target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, NO_SLOT, pair,
+                                   TWO)
                   - log_prior(prior_params, state.sizes, state.active, n_blocks, n)
                   + lm_new - log_marginal(params, stats, ka))
         if not target == target:
@@ -454,7 +458,7 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
     for p in range(m):
         remove(params, sub_stats, data, items[p], 0)
     pair[0] = m
-    target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, kb, pair, 1)
+    target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, kb, pair, ONE)
               - log_prior(prior_params, state.sizes, state.active, n_blocks, n)
               + lm_union - log_marginal(params, stats, ka) - log_marginal(params, stats, kb))
     if not target == target:
@@ -555,9 +559,10 @@ def launch_entry(key, i, j, n_launch, hard, labels, params, data, work):
     (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, sub, lp, alt,
      sizes_tmp, active_tmp, pair, log_u, local, sub_stats) = work
     ka, kb = labels[i], labels[j]
-    m = 0
-    p0 = 0
-    p1 = 0
+    # int64 from the start: a literal 0 would type the routines' calls twice (rule 6)
+    m = np.int64(0)
+    p0 = np.int64(0)
+    p1 = np.int64(0)
     for h in range(labels.shape[0]):
         if labels[h] == ka or labels[h] == kb:
             if h == i:
