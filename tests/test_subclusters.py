@@ -170,8 +170,8 @@ def test_refuses_unsupported_prior_and_likelihood():
         pmp.SubClusters([model["z"]], model=model)
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
-        pmp.CollapsedPoissonGamma("y", partition=z, a=1.0, b=1.0,
-                                  observed=np.arange(n * 2).reshape(n, 2) % 3)
+        pmp.KMeansEnergy("y", partition=z, temperature=1.0,
+                         observed=np.arange(n * 2.0).reshape(n, 2) % 3)
     with pytest.raises(PartitionModelError, match="no explicit-parameter draws.*pmp.Gibbs"):
         pmp.SubClusters([model["z"]], model=model)
 

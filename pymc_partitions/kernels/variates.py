@@ -11,7 +11,12 @@ advanced in place.
   variables", ACM TOMS 26(3), for shape >= 1; shape < 1 by their boost
   ``G(a) = G(a + 1) U^(1/a)`` (same paper, §3.1), computed on the log scale
   (:func:`log_gamma_variate`) so that tiny shapes do not underflow to 0;
-- :func:`beta`: two gammas.
+- :func:`beta`: two gammas;
+- :func:`bartlett_factor`: the Bartlett decomposition of a Wishart matrix (Bartlett
+  1933; e.g. Anderson 2003, *An Introduction to Multivariate Statistical Analysis*,
+  §7.2, Cor. 7.2.1): with A lower triangular, A_aa = sqrt(chi^2_{nu - a}) (a = 0..D-1)
+  and A_ab ~ N(0, 1) below the diagonal, all independent, A A^T ~ Wishart(I, nu),
+  and for V = C C^T, C A A^T C^T ~ Wishart(V, nu). (chi^2_k = 2 Gamma(k/2, 1).)
 """
 
 import math
@@ -79,4 +84,25 @@ def log_beta_pair(stream, a, b):
     return la - log_total, lb - log_total
 
 
-__all__ = ["beta", "gamma", "log_beta_pair", "log_gamma_variate", "std_normal"]
+@primitive
+def bartlett_factor(stream, nu, d, out, row, offset):
+    """Bartlett factor A (D = ``d``) of a Wishart(I_D, nu) matrix A A^T, nu > D - 1,
+    written lower triangular into row ``row`` of the 2-d float64 array ``out``: A[a, b]
+    at ``out[row, offset + a * d + b]`` (zeros above the diagonal). Returns
+    sum_a log A_aa (= log det(A A^T) / 2). Draw order: row by row, each row's
+    normals then its diagonal entry."""
+    log_det = 0.0
+    for a in range(d):
+        base = offset + a * d
+        for b in range(a):
+            out[row, base + b] = std_normal(stream)
+        log_chi2 = math.log(2.0) + log_gamma_variate(stream, 0.5 * (nu - a))
+        out[row, base + a] = math.exp(0.5 * log_chi2)
+        log_det += 0.5 * log_chi2
+        for b in range(a + 1, d):
+            out[row, base + b] = 0.0
+    return log_det
+
+
+__all__ = ["bartlett_factor", "beta", "gamma", "log_beta_pair", "log_gamma_variate",
+           "std_normal"]

@@ -21,7 +21,9 @@ from pymc_partitions.step_methods.info import Summary, counters, record
 from pymc_partitions.step_methods.target import PartitionModelError
 
 #: Explicit-parameter likelihoods (pmp names) and priors the step samples today.
-SUPPORTED_LIKELIHOODS = ("CollapsedNormal", "CollapsedBetaBernoulli")
+SUPPORTED_LIKELIHOODS = ("CollapsedNormal", "CollapsedMvNormal", "CollapsedNIW",
+                         "CollapsedNormalInverseGamma", "CollapsedBetaBernoulli",
+                         "CollapsedPoissonGamma", "CollapsedDirichletMultinomial")
 SUPPORTED_PRIORS = ("CRP", "PitmanYor")
 #: Upper bound of ``n_proposals="auto"``.
 MAX_AUTO_PROPOSALS = 20
@@ -94,9 +96,12 @@ class SubClusters(PartitionStep):
     explicitly: ``pm.sample(step=[pmp.SubClusters([z, sigma])])`` (alpha then goes
     to EscobarWest or HyperSlice as usual).
 
-    Supported: the CRP and Pitman-Yor priors, with one CollapsedNormal or
-    CollapsedBetaBernoulli likelihood; anything else is refused with the exact
-    alternative (:class:`Gibbs`, :class:`SplitMerge`).
+    Supported: the CRP and Pitman-Yor priors, with one collapsed likelihood that
+    has conjugate block-parameter draws (``SUPPORTED_LIKELIHOODS``: CollapsedNormal,
+    CollapsedMvNormal, CollapsedNIW, CollapsedNormalInverseGamma,
+    CollapsedBetaBernoulli, CollapsedPoissonGamma, CollapsedDirichletMultinomial);
+    anything else (IRM, KMeansEnergy, a ProperColoring prior) is refused with the
+    exact alternative (:class:`Gibbs`, :class:`SplitMerge`).
 
     Parameters
     ----------

@@ -18,6 +18,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 from numba.extending import overload
 
+from pymc_partitions.kernels.components.explicit import register_explicit
 from pymc_partitions.kernels.dispatch import (
     OVERLOAD_JIT_OPTIONS,
     has_inverse_temperature,
@@ -40,11 +41,27 @@ _REGISTRY: dict[type, ComponentFunctions] = {}
 
 
 def register(params_class, *, log_pred, add, remove, refresh, log_marginal,
-             log_pred_block=None):
+             log_pred_block=None, explicit_width=None, draw_explicit=None,
+             log_density_explicit=None):
     """Register a component's njit primitives for its params record class.
 
     ``log_pred_block`` is optional: without it, a block's predictive term is the
-    chain rule over its items (:func:`chain_rule_log_pred_block`)."""
+    chain rule over its items (:func:`chain_rule_log_pred_block`).
+
+    ``explicit_width``, ``draw_explicit`` and ``log_density_explicit`` are optional
+    too, all three or none: a component's explicit block parameters (conjugate
+    posterior draws and the item density given them, :mod:`.explicit`), which the
+    sub-cluster sampler needs; they are registered there for ``params_class``."""
+    explicit = (explicit_width, draw_explicit, log_density_explicit)
+    if any(fn is not None for fn in explicit):
+        if any(fn is None for fn in explicit):
+            raise TypeError(
+                f"register({params_class.__name__}): pass all three of 'explicit_width', "
+                f"'draw_explicit' and 'log_density_explicit', or none of them."
+            )
+        register_explicit(params_class, explicit_width=explicit_width,
+                          draw_explicit=draw_explicit,
+                          log_density_explicit=log_density_explicit)
     _REGISTRY[params_class] = ComponentFunctions(
         log_pred, add, remove, refresh, log_marginal,
         chain_rule_log_pred_block if log_pred_block is None else log_pred_block,

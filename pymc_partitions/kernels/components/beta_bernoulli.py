@@ -169,7 +169,7 @@ def log_marginal(params, stats, k):
 
 
 # ---------------------------------------------------------------- explicit parameters
-# (the sub-cluster sampler, kernels/subclusters.py; registered in components/explicit.py)
+# (the sub-cluster sampler, kernels/subclusters.py; registered below, components/explicit.py)
 # A block's explicit parameters theta_1..theta_D are stored as one row of a float64
 # array: log(theta_d / (1 - theta_d)) for each d, then sum_d log(1 - theta_d), so an
 # item's log density costs its number of ones, as ``log_pred``.
@@ -213,6 +213,9 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    explicit_width=explicit_width,
+    draw_explicit=draw_explicit,
+    log_density_explicit=log_density_explicit,
 )
 
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register
+from pymc_partitions.kernels.variates import log_gamma_variate
 
 
 class DirichletMultinomialParams(NamedTuple):
@@ -173,6 +174,55 @@ def log_marginal(params, stats, k):
     return acc
 
 
+# ---------------------------------------------------------------- explicit parameters
+# (the sub-cluster sampler, kernels/subclusters.py; registered below, components/explicit.py)
+# A block's explicit parameters are one row of a float64 array: log theta_pc at the
+# flat index p*C + c (P*C entries), so an item's log density is its log multinomial
+# coefficient plus sum over its non-zero counts of Y_ipc log theta_pc (as ``log_pred``,
+# O(non-zero counts)).
+
+
+@primitive
+def explicit_width(params):
+    """Float64 entries per block in an explicit-parameter row: P*C log probabilities."""
+    return params.conc.shape[0] * params.conc.shape[1]
+
+
+@primitive
+def draw_explicit(params, stats, k, stream, theta, row):
+    """Draw slot k's theta_p ~ Dirichlet(c_p + X_kp) for each position p (the conjugate
+    posterior, Goswami, Liu & Wong 2005, §7.2; the prior for an empty slot) into
+    ``theta[row]`` as log probabilities: normalised Gamma(c_pc + X_kpc) variates,
+    on the log scale (no underflow for small concentrations)."""
+    conc = params.conc
+    n_cat = conc.shape[1]
+    for p in range(conc.shape[0]):
+        base = p * n_cat
+        top = -np.inf
+        for c in range(n_cat):
+            lg = log_gamma_variate(stream, conc[p, c] + stats.counts[k, p, c])
+            theta[row, base + c] = lg
+            top = max(top, lg)
+        total = 0.0
+        for c in range(n_cat):
+            total += math.exp(theta[row, base + c] - top)
+        log_total = top + math.log(total)
+        for c in range(n_cat):
+            theta[row, base + c] -= log_total
+
+
+@primitive
+def log_density_explicit(params, theta, row, data, i):
+    """log Multinomial(Y_i | d_i, theta), with the coefficient (as ``log_pred``)."""
+    y, logcoef, indptr, indices = data[0], data[2], data[3], data[4]
+    n_cat = params.conc.shape[1]
+    acc = logcoef[i]
+    for q in range(indptr[i], indptr[i + 1]):
+        p = indices[q] // n_cat
+        c = indices[q] - p * n_cat
+        acc += y[i, p, c] * theta[row, indices[q]]
+    return acc
+
 register(
     DirichletMultinomialParams,
     log_pred=log_pred,
@@ -180,4 +230,7 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    explicit_width=explicit_width,
+    draw_explicit=draw_explicit,
+    log_density_explicit=log_density_explicit,
 )

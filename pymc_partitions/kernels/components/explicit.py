@@ -10,16 +10,21 @@ them. A component supports it by three primitives over one float64 row per block
     draw_explicit(params, stats, k, stream, theta, row)  # theta[row] ~ p(theta | slot k)
     log_density_explicit(params, theta, row, data, i) -> float  # log f(x_i | theta[row])
 
-registered here for its params record class (:func:`register_explicit`). Today: the
-diagonal Normal and the Beta-Bernoulli; :func:`supports` tells a step which
-components it can sample, so it can refuse the others with a clear message.
+registered for its params record class by the component module itself (the optional
+explicit arguments of :func:`.base.register`, which call :func:`register_explicit`):
+a new likelihood needs only its module, its distribution class and its tests. Today:
+the diagonal and dense Normal with known covariance, the Normal-inverse-Gamma, the
+Normal-inverse-Wishart, the Beta-Bernoulli, the Poisson-Gamma and the
+Dirichlet-multinomial; :func:`supports` tells a step which components it can sample,
+so it can refuse the others with a clear message.
+
+This module imports no component (the components import it, through ``base``).
 """
 
 from typing import Callable, NamedTuple
 
 from numba.extending import overload
 
-from pymc_partitions.kernels.components import beta_bernoulli, normal
 from pymc_partitions.kernels.dispatch import OVERLOAD_JIT_OPTIONS, lookup, overload_impl
 
 
@@ -76,12 +81,3 @@ def _ol_draw_explicit(params, stats, k, stream, theta, row):
 @overload(log_density_explicit, jit_options=OVERLOAD_JIT_OPTIONS)
 def _ol_log_density_explicit(params, theta, row, data, i):
     return overload_impl(_EXPLICIT_REGISTRY, params, "log_density_explicit")
-
-
-for _module in (normal, beta_bernoulli):
-    register_explicit(
-        _module.NormalParams if _module is normal else _module.BetaBernoulliParams,
-        explicit_width=_module.explicit_width,
-        draw_explicit=_module.draw_explicit,
-        log_density_explicit=_module.log_density_explicit,
-    )

@@ -52,6 +52,7 @@ Block log marginal (m items, :math:`s = \sum_{i\in k} u_i - m\,W^\top\mu_0`,
 """
 
 import hashlib
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -63,6 +64,7 @@ from pymc_partitions.kernels.components.base import (
     register,
     row_data,
 )
+from pymc_partitions.kernels.variates import std_normal
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -244,6 +246,10 @@ def log_pred(params, stats, data, i, k):
 
 @primitive
 def add(params, stats, data, i, k):
+    if stats.stamp[0] != params.stamp[0]:
+        # statistics kept aside while the hyperparameters changed (the sub-cluster
+        # sampler's two launch slots): u and the sums to the current basis first
+        _rebasis(params, stats)
     u = stats.u
     stats.count[k] += 1
     for d in range(u.shape[1]):
@@ -285,6 +291,58 @@ def log_marginal(params, stats, k):
     return acc - 0.5 * quad
 
 
+# ---------------------------------------------------------------- explicit parameters
+# (the sub-cluster sampler, kernels/subclusters.py; registered below, components/explicit.py)
+# A block's explicit parameters are one row of a float64 array: its mean in the u
+# basis, nu = W^T mu (D entries; mu = W^{-T} nu), then the log normaliser
+# -(D log 2 pi + log det Sigma)/2. In that basis the posterior of nu is diagonal
+# (module docstring): nu_d ~ N((m0_d/lam_d + sum_k u_d) w_m, w_m), w_m = 1/(1/lam_d + m);
+# an item's log density is the normaliser - ||W^T x_i - nu||^2 / 2, O(D^2) (its u_i
+# is in the statistics, which the density does not receive).
+
+
+@primitive
+def explicit_width(params):
+    """Float64 entries per block in an explicit-parameter row: D means (u basis), 1
+    constant."""
+    return params.m0.shape[0] + 1
+
+
+@primitive
+def draw_explicit(params, stats, k, stream, theta, row):
+    """Draw slot k's mean nu = W^T mu from its posterior given the slot's statistics
+    (the prior N(W^T mu0, diag(lam)) for an empty slot) into ``theta[row]``; the same
+    posterior as :meth:`pymc_partitions.CollapsedMvNormal`'s ``block_posterior_draw``
+    (N((Sigma0^-1 + m Sigma^-1)^-1 (Sigma0^-1 mu0 + Sigma^-1 sum x), ...)), in the basis
+    where it is diagonal."""
+    if stats.stamp[0] != params.stamp[0]:
+        _rebasis(params, stats)  # statistics built under other hyperparameters
+    m = stats.count[k]
+    n_dims = params.m0.shape[0]
+    # by_size_lognorm[0] = -(D log 2 pi + log det Sigma + sum_d log(1 + lam_d)) / 2
+    acc = params.by_size_lognorm[0]
+    for d in range(n_dims):
+        w = params.by_size_w[m, d]
+        mean = (params.m0_over_lam[d] + stats.usum[k, d]) * w
+        theta[row, d] = mean + math.sqrt(w) * std_normal(stream)
+        acc += 0.5 * math.log1p(params.lam[d])
+    theta[row, n_dims] = acc
+
+
+@primitive
+def log_density_explicit(params, theta, row, data, i):
+    """log N(x_i | mu, Sigma) = constant - ||W^T x_i - nu||^2 / 2 (W^T Sigma W = I)."""
+    x, w = data[0], params.W
+    n_dims = x.shape[1]
+    acc = 0.0
+    for b in range(n_dims):
+        u = 0.0
+        for a in range(n_dims):
+            u += x[i, a] * w[a, b]
+        r = u - theta[row, b]
+        acc += r * r
+    return theta[row, n_dims] - 0.5 * acc
+
 register(
     MvNormalParams,
     log_pred=log_pred,
@@ -292,4 +350,7 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    explicit_width=explicit_width,
+    draw_explicit=draw_explicit,
+    log_density_explicit=log_density_explicit,
 )

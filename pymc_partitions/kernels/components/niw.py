@@ -57,8 +57,10 @@ import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
+from pymc_partitions.kernels.variates import bartlett_factor, std_normal
 
 LOG_PI = float(np.log(np.pi))
+LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 class NIWParams(NamedTuple):
@@ -342,6 +344,96 @@ def log_marginal(params, stats, k):
     return params.by_size_marg_const[m] - params.by_size_half_nu[m] * stats.logdet[k]
 
 
+# ---------------------------------------------------------------- explicit parameters
+# (the sub-cluster sampler, kernels/subclusters.py; registered below, components/explicit.py)
+# A block's explicit parameters (mu, Sigma) are one row of a float64 array: mu (D
+# entries), then X (D x D, X[a, j] at D + a D + j), a square root of the precision,
+# Sigma^-1 = X X^T, then the log normaliser -D/2 log 2 pi + log|det X|. An item's log
+# density is the normaliser - ||X^T (x_i - mu)||^2 / 2: O(D^2), no solve.
+#
+# Draw (Murphy 2007, eqs. 250-254; the Bartlett decomposition, kernels/variates.py):
+# with Psi_m = L L^T (the slot's cached Cholesky factor) and A the Bartlett factor of
+# a Wishart(I, nu_m) matrix, Sigma^-1 = L^-T A A^T L^-1 ~ Wishart(Psi_m^-1, nu_m), i.e.
+# Sigma ~ IW(Psi_m, nu_m), and X = L^-T A; then mu = mu_m + L A^-T z / sqrt(kappa_m),
+# z ~ N(0, I), has covariance L A^-T A^-1 L^T / kappa_m = Sigma / kappa_m. O(D^3) per
+# draw (the triangular solves), all in the row itself (no scratch).
+
+
+@primitive
+def explicit_width(params):
+    """Float64 entries per block in an explicit-parameter row: D means, D^2 entries of
+    the precision's square root X, 1 constant."""
+    d = params.mu0.shape[0]
+    return d + d * d + 1
+
+
+@primitive
+def _chol_at(params, stats, k, m, a, b):
+    """Entry (a, b) of the lower Cholesky factor of Psi_m for slot k (Psi0's when the
+    slot is empty: a free slot's cache may hold older hyperparameters)."""
+    if m == 0:
+        return params.psi0_chol[a, b]
+    return stats.chol[k, a, b]
+
+
+@primitive
+def _mean_at(params, stats, k, m, a):
+    if m == 0:
+        return params.mu0[a]
+    return stats.mean[k, a]
+
+
+@primitive
+def draw_explicit(params, stats, k, stream, theta, row):
+    """Draw slot k's (mu, Sigma) from the posterior NIW(mu_m, kappa_m, nu_m, Psi_m)
+    (the prior NIW for an empty slot): Sigma ~ IW(Psi_m, nu_m), mu | Sigma ~
+    N(mu_m, Sigma / kappa_m), the same law as :meth:`pymc_partitions.CollapsedNIW`'s
+    ``block_posterior_draw``; into ``theta[row]`` (layout above)."""
+    d = params.mu0.shape[0]
+    m = stats.count[k]
+    kappa = params.kappa0[0] + m
+    nu = params.nu0[0] + m
+    off = d
+    log_det_a = bartlett_factor(stream, nu, d, theta, row, off)
+    # w = A^-T z (back substitution with the upper triangular A^T), into theta[row, :d]
+    for a in range(d - 1, -1, -1):
+        s = std_normal(stream)
+        for b in range(a + 1, d):
+            s -= theta[row, off + b * d + a] * theta[row, b]
+        theta[row, a] = s / theta[row, off + a * d + a]
+    # mu = mu_m + L w / sqrt(kappa), in place from the last entry down
+    scale = 1.0 / math.sqrt(kappa)
+    log_det_l = 0.0
+    for a in range(d - 1, -1, -1):
+        acc = 0.0
+        for b in range(a + 1):
+            acc += _chol_at(params, stats, k, m, a, b) * theta[row, b]
+        theta[row, a] = _mean_at(params, stats, k, m, a) + scale * acc
+        log_det_l += math.log(_chol_at(params, stats, k, m, a, a))
+    # X = L^-T A, column by column in place (back substitution with L^T)
+    for j in range(d):
+        for a in range(d - 1, -1, -1):
+            s = theta[row, off + a * d + j]
+            for b in range(a + 1, d):
+                s -= _chol_at(params, stats, k, m, b, a) * theta[row, off + b * d + j]
+            theta[row, off + a * d + j] = s / _chol_at(params, stats, k, m, a, a)
+    theta[row, off + d * d] = -0.5 * d * LOG_2PI + log_det_a - log_det_l
+
+
+@primitive
+def log_density_explicit(params, theta, row, data, i):
+    """log N(x_i | mu, Sigma) = constant - ||X^T (x_i - mu)||^2 / 2."""
+    x = data[0]
+    d = x.shape[1]
+    off = d
+    q = 0.0
+    for j in range(d):
+        s = 0.0
+        for a in range(d):
+            s += (x[i, a] - theta[row, a]) * theta[row, off + a * d + j]
+        q += s * s
+    return theta[row, off + d * d] - 0.5 * q
+
 register(
     NIWParams,
     log_pred=log_pred,
@@ -349,4 +441,7 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    explicit_width=explicit_width,
+    draw_explicit=draw_explicit,
+    log_density_explicit=log_density_explicit,
 )

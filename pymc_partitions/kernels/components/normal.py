@@ -168,7 +168,7 @@ def log_marginal(params, stats, k):
 
 
 # ---------------------------------------------------------------- explicit parameters
-# (the sub-cluster sampler, kernels/subclusters.py; registered in components/explicit.py)
+# (the sub-cluster sampler, kernels/subclusters.py; registered below, components/explicit.py)
 # A block's explicit parameters are one row of a float64 array: its means
 # mu_1..mu_D, then the log normaliser sum_d -log(2 pi sigma_d^2)/2.
 
@@ -214,6 +214,9 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    explicit_width=explicit_width,
+    draw_explicit=draw_explicit,
+    log_density_explicit=log_density_explicit,
 )
 
 

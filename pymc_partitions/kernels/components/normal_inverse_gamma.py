@@ -50,6 +50,7 @@ import numpy as np
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register, row_data
 from pymc_partitions.kernels.components.welford import welford_add, welford_remove
+from pymc_partitions.kernels.variates import log_gamma_variate, std_normal
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 LOG_PI = float(np.log(np.pi))
@@ -168,6 +169,52 @@ def log_marginal(params, stats, k):
     return acc
 
 
+# ---------------------------------------------------------------- explicit parameters
+# (the sub-cluster sampler, kernels/subclusters.py; registered below, components/explicit.py)
+# A block's explicit parameters are one row of a float64 array: the means mu_1..mu_D,
+# the precisions 1/sigma^2_1..1/sigma^2_D, then sum_d -log(2 pi sigma^2_d)/2.
+
+
+@primitive
+def explicit_width(params):
+    """Float64 entries per block in an explicit-parameter row: D means, D precisions,
+    1 constant."""
+    return 2 * params.mu0.shape[0] + 1
+
+
+@primitive
+def draw_explicit(params, stats, k, stream, theta, row):
+    """Draw slot k's (mu_d, sigma^2_d) from the posterior (module docstring; the prior
+    for an empty slot) into ``theta[row]``: 1/sigma^2_d ~ Gamma(a_m, rate b_m), then
+    mu_d ~ N(mu_m, sigma^2_d / kappa_m), as :meth:`pymc_partitions.
+    CollapsedNormalInverseGamma`'s ``block_posterior_draw``."""
+    m = stats.count[k]
+    n_dims = params.mu0.shape[0]
+    acc = 0.0
+    for d in range(n_dims):
+        kappa0 = params.kappa0[d]
+        kappa_m = kappa0 + m
+        loc = (kappa0 * params.mu0[d] + m * stats.mean[k, d]) / kappa_m
+        log_prec = (log_gamma_variate(stream, params.a0[d] + 0.5 * m)
+                    - math.log(_b_m(params, stats, k, d, m)))
+        prec = math.exp(log_prec)
+        theta[row, n_dims + d] = prec
+        theta[row, d] = loc + std_normal(stream) / math.sqrt(kappa_m * prec)
+        acc += 0.5 * (log_prec - LOG_2PI)
+    theta[row, 2 * n_dims] = acc
+
+
+@primitive
+def log_density_explicit(params, theta, row, data, i):
+    """log prod_d N(x_id | mu_d, sigma^2_d)."""
+    x = data[0]
+    n_dims = x.shape[1]
+    acc = theta[row, 2 * n_dims]
+    for d in range(n_dims):
+        r = x[i, d] - theta[row, d]
+        acc -= 0.5 * r * r * theta[row, n_dims + d]
+    return acc
+
 register(
     NIGParams,
     log_pred=log_pred,
@@ -175,4 +222,7 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    explicit_width=explicit_width,
+    draw_explicit=draw_explicit,
+    log_density_explicit=log_density_explicit,
 )

@@ -39,6 +39,7 @@ import numpy as np
 
 from pymc_partitions.kernels._jit import primitive
 from pymc_partitions.kernels.components.base import alloc_slots, register
+from pymc_partitions.kernels.variates import log_gamma_variate
 
 
 class PoissonGammaParams(NamedTuple):
@@ -169,6 +170,45 @@ def log_marginal(params, stats, k):
     return acc
 
 
+# ---------------------------------------------------------------- explicit parameters
+# (the sub-cluster sampler, kernels/subclusters.py; registered below, components/explicit.py)
+# A block's explicit rates are one row of a float64 array: log lambda_1..log lambda_D,
+# then -sum_d lambda_d, so an item's log density costs its number of non-zero counts
+# (as ``log_pred``): -sum_d lambda_d - log x_i! + sum_{d: x_id > 0} x_id log lambda_d.
+
+
+@primitive
+def explicit_width(params):
+    """Float64 entries per block in an explicit-parameter row: D log rates, 1 sum."""
+    return params.a.shape[0] + 1
+
+
+@primitive
+def draw_explicit(params, stats, k, stream, theta, row):
+    """Draw slot k's rates lambda_d ~ Gamma(a_d + S_kd, rate b_d + m) (the conjugate
+    posterior; the prior for an empty slot) into ``theta[row]``, on the log scale
+    (no underflow for small shapes)."""
+    m = stats.count[k]
+    n_dims = params.a.shape[0]
+    acc = 0.0
+    for d in range(n_dims):
+        log_rate = (log_gamma_variate(stream, params.a[d] + stats.sums[k, d])
+                    - math.log(params.b[d] + m))
+        theta[row, d] = log_rate
+        acc -= math.exp(log_rate)
+    theta[row, n_dims] = acc
+
+
+@primitive
+def log_density_explicit(params, theta, row, data, i):
+    """log prod_d Poisson(x_id | lambda_d)."""
+    x, indptr, indices, logfact = data[0], data[1], data[2], data[3]
+    acc = theta[row, params.a.shape[0]] - logfact[i]
+    for p in range(indptr[i], indptr[i + 1]):
+        d = indices[p]
+        acc += x[i, d] * theta[row, d]
+    return acc
+
 register(
     PoissonGammaParams,
     log_pred=log_pred,
@@ -176,4 +216,7 @@ register(
     remove=remove,
     refresh=refresh,
     log_marginal=log_marginal,
+    explicit_width=explicit_width,
+    draw_explicit=draw_explicit,
+    log_density_explicit=log_density_explicit,
 )
