@@ -25,6 +25,18 @@ figure is one call (a large problem), after a warm-up call that compiles; CPU se
 are the figure to read on a shared machine. salso's defaults (16 runs, 10 zealous
 updates) and two cheaper settings: no zealous updates, and a 8 s budget (seconds=8).
 Also 1000 draws at the largest n with no zealous updates and 4 runs.
+
+Run:  python examples/benchmark_analysis.py gibbs [n] [repeats]
+
+Issue 33's case: point_estimate (salso's defaults) on 100 real Gibbs draws at
+n = 10^5 (or the n given) of 10 standardised 2-D Gaussians: well separated (centres
+>= 8 noise sd apart in [-20, 20]^2, as examples/benchmark_large_n.py on branch
+subclusters) and overlapping (>= 2.5 sd apart in [-6, 6]^2). The draws are the last
+100 of 150 iterations of pmp.Gibbs from one block with alpha = 1 and sigma = the true
+within-cluster sd fixed (cached in the temporary folder, pmp_gibbs_draws_*.npy, so a
+second run does not resample). Medians of ``repeats`` (3) calls with all of numba's
+threads and one call with one thread (the runs go in parallel: the same estimate),
+and one call with max_zealous=0.
 """
 
 import sys
@@ -98,6 +110,66 @@ def large(sizes=(10_000, 100_000)):
     print(f"n = {n}, 1000 draws, credible_ball VI: {t}")
 
 
+def gaussians(n, n_clusters=10, seed=0, box=20.0, gap=8.0):
+    """(n, 2) standardised points of ``n_clusters`` clusters, centres uniform on
+    [-box, box]^2 redrawn until every two are >= ``gap`` noise sd apart; unit noise."""
+    rng = np.random.default_rng(seed)
+    while True:
+        centres = rng.uniform(-box, box, size=(n_clusters, 2))
+        gaps = np.linalg.norm(centres[:, None] - centres[None], axis=-1)
+        if np.min(gaps[np.triu_indices(n_clusters, 1)]) >= gap:
+            break
+    truth = rng.integers(0, n_clusters, n)
+    y = centres[truth] + rng.normal(size=(n, 2))
+    return (y - y.mean(0)) / y.std(0), truth
+
+
+def gibbs_draws(n, case):
+    """The last 100 of 150 Gibbs iterations (alpha, sigma fixed), cached on disk."""
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"pmp_gibbs_draws_{case}_{n}.npy")
+    y, truth = gaussians(n) if case == "separated" else gaussians(n, box=6.0, gap=2.5)
+    if os.path.exists(path):
+        return np.load(path), truth
+    import pymc as pm
+
+    within = float(np.mean(np.std(y[truth == 0], axis=0)))
+    with pm.Model():
+        z = pmp.CRP("z", alpha=1.0, n=n)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=1.0, sigma=within, observed=y)
+        idata = pm.sample(draws=150, tune=0, chains=1, cores=1, step=[pmp.Gibbs([z])],
+                          random_seed=1, progressbar=False, compute_convergence_checks=False)
+    draws = idata.posterior["z"].values[0][-100:]
+    np.save(path, draws)
+    return draws, truth
+
+
+def gibbs(n=100_000, repeats=3):
+    import numba
+
+    n, repeats = int(float(n)), int(repeats)
+    threads = numba.get_num_threads()
+    warm, _ = sampler_like_draws(70_000, 5, seed=9)  # compiles the int32 counts' kernel
+    pmp.point_estimate(warm, n_runs=1, max_zealous=1)
+    for case in ("separated", "overlapping"):
+        draws, truth = gibbs_draws(n, case)
+        rows = len(np.unique(draws.T, axis=0))
+        print(f"n = {n}, {case}, 100 Gibbs draws, {rows} distinct item rows")
+        for label, count, kw, reps in (
+            (f"defaults, {threads} threads", threads, {}, repeats),
+            ("defaults, 1 thread", 1, {}, 1),
+            (f"max_zealous=0, {threads} threads", threads, {"max_zealous": 0}, 1),
+        ):
+            numba.set_num_threads(count)
+            t, est = median_seconds(lambda: pmp.point_estimate(draws, seed=1, **kw), reps)
+            ari = pmp.adjusted_rand_index(est.labels, truth)
+            print(f"  {label:26s} ({reps} calls): {t}  E[VI] = {est.expected_loss:.6f}, "
+                  f"{est.labels.max() + 1} blocks, ARI {ari:.3f}", flush=True)
+        numba.set_num_threads(threads)
+
+
 def median_seconds(fn, repeats):
     """Median wall-clock and CPU (this process) seconds of ``fn()``; CPU time is the
     figure to read on a shared machine."""
@@ -137,5 +209,7 @@ def main(repeats=3):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["large"]:
         large(*[sys.argv[2:]] if sys.argv[2:] else [])
+    elif sys.argv[1:2] == ["gibbs"]:
+        gibbs(*sys.argv[2:4])
     else:
         main(*sys.argv[1:2])

@@ -17,8 +17,10 @@ import functools
 import hashlib
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from pymc_partitions.analysis._draws import read_draws
@@ -26,7 +28,7 @@ from pymc_partitions.analysis.distances import compact_labels, distance_function
 from pymc_partitions.analysis.similarity import coclustering_count_matrix, item_major_labels
 from pymc_partitions.distributions.validation import integer_arg, number_arg, seed_arg
 from pymc_partitions.kernels.random import new_stream
-from pymc_partitions.kernels.salso import draw_pair_counts, pair_weight_scores, salso_run
+from pymc_partitions.kernels.salso import draw_pair_counts, pair_weight_scores, salso_runs
 from pymc_partitions.partitions import as_labels, canonicalize
 
 class SearchBudgetWarning(UserWarning):
@@ -36,6 +38,7 @@ class SearchBudgetWarning(UserWarning):
 _LOSSES = {"vi": ("VI", 1), "binder": ("binder", 0)}
 _CNT_LIMIT_BYTES = 2 << 30
 _MATRIX_LIMIT_BYTES = 2 << 30
+_GAP_LIMIT_BYTES = 1 << 30
 
 
 class PointEstimate(NamedTuple):
@@ -181,7 +184,13 @@ def point_estimate(
     allocation (probability ``p_seq``; otherwise a uniform random start) +
     sweetening scans (at most ``max_scans``) + up to ``max_zealous`` zealous
     updates; the best run wins. Dahl's least-squares draw is also a candidate,
-    so the result is never worse than it. Defaults as the R package salso.
+    so the result is never worse than it. Defaults as the R package salso. The runs
+    go in parallel, on as many threads as numba's (``numba.set_num_threads``; as
+    salso's ``nCores``), each on its own random stream (:func:`run_streams`), so the result
+    for a given ``seed`` is the same whatever the number of threads. The search
+    skips work it can prove changes nothing (:mod:`pymc_partitions.kernels.salso`:
+    zealous updates that restore the partition, items that cannot move): the moves
+    are the paper's.
 
     draws_or_idata : ``pm.sample`` result (with ``var_name``) or int labels of shape
         (draws, n) or (chains, draws, n).
@@ -189,10 +198,12 @@ def point_estimate(
         with incremental contingency counts) or "binder" (equal-cost Binder loss,
         from the co-clustering counts).
     max_blocks : most blocks the estimate may have; default the largest number of
-        blocks among the draws (as salso). Memory for VI: 2 * U * L * max_blocks
-        bytes (U distinct draws, L = most labels in a draw).
+        blocks among the draws (as salso). Memory for VI, per thread: 2 * U * L *
+        max_blocks bytes (4 from N = 65536 items; U distinct draws, L = most labels
+        in a draw) and 8 * G * max_blocks bytes (G distinct item rows; above 1 GiB in
+        all, the search evaluates every item in every scan instead).
     seed : int, ``numpy.random.Generator`` or None (fresh entropy): seeds the runs'
-        stream (:func:`pymc_partitions.kernels.random.new_stream`).
+        streams (:func:`pymc_partitions.kernels.random.new_stream`).
     method : "auto" (default), "draws" or "matrix": how the expected loss is read.
         "draws" keeps, for every distinct draw, its contingency table against the
         candidate partition, updated as items move (both losses; as the R package
@@ -207,7 +218,8 @@ def point_estimate(
         as salso's ``seconds``, counted from the call: once it has passed, no further
         run or zealous update starts (the first run's steps 1-2 always complete) and a
         :class:`SearchBudgetWarning` says how many runs were done. The result then
-        depends on the machine's speed, not only on ``seed``.
+        depends on the machine's speed, not only on ``seed``. With a budget the runs
+        go one at a time (on the same streams: within the budget, the same result).
     group_items : True (default): items with the same label in every draw are moved
         as one in the search from the draws (every local optimum of single-item moves
         keeps them together; see :mod:`pymc_partitions.kernels.salso`), shortening
@@ -240,20 +252,23 @@ def point_estimate(
 
     n_unique = ds.unique.shape[0]
     method = _method_name(method, n, n_unique, owner)
-    # Both paths run the same kernel on the same random stream; their block deltas are
+    # Runs in parallel, one slot of buffers per thread (numba's thread count; all runs at
+    # once without a budget; with one, a run or zealous update per call, so Python can stop).
+    slots = 1 if seconds is not None else max(1, min(n_runs, numba.get_num_threads()))
+    # Both paths run the same kernel on the same random streams; their block deltas are
     # equal (Binder: integers, exact in float64), so item by item (group_items=False)
     # they return the same estimate.
     cocounts = coclustering_count_matrix(ds.draws) if method == "matrix" else None
     if kind == 1 or method == "draws":
-        _check_counts_memory(max_blocks, n_unique, ds.n_labels, n, owner)
+        _check_counts_memory(slots * max_blocks, n_unique, ds.n_labels, n, owner)
         labels_t = np.ascontiguousarray(ds.unique.T)
-        cnt = np.zeros((n_unique, ds.n_labels, max_blocks), dtype=_count_dtype(n))
+        cnt = np.zeros((slots, n_unique, ds.n_labels, max_blocks), dtype=_count_dtype(n))
         search_counts = np.zeros((1, 1), dtype=np.int64)
         search_kind = 1
     else:
         labels_t = np.zeros((n, 1), dtype=np.int64)
-        # Unused by Binder; the VI search's dtype, so one compiled salso_run serves both.
-        cnt = np.zeros((1, 1, max_blocks), dtype=_count_dtype(n))
+        # Unused by Binder; the VI search's dtype, so one compiled kernel serves both.
+        cnt = np.zeros((slots, 1, 1, max_blocks), dtype=_count_dtype(n))
         search_counts = cocounts
         search_kind = 0
     ftab, gtab = _loss_tables(n, kind)
@@ -267,39 +282,58 @@ def point_estimate(
         item_w, group_of = np.ones(labels_t.shape[0], dtype=np.int64), None
     n_search = labels_t.shape[0] if search_kind == 1 else n
 
-    c = np.empty(n_search, dtype=np.int64)
-    size = np.empty(max_blocks, dtype=np.int64)
-    order, saved, members = (np.empty(n_search, dtype=np.int64) for _ in range(3))
-    acc = np.empty(max_blocks, dtype=np.float64)
-    out_loss = np.empty(1)
-    stream = new_stream(seed)  # one stream, continued from run to run
-    candidates = {}
-    deadline = None if seconds is None else started + seconds
+    scratch = [np.empty((slots, n_search), dtype=np.int64) for _ in range(4)]  # c, order, ...
+    size = np.empty((slots, max_blocks), dtype=np.int64)
+    acc = np.empty((slots, max_blocks), dtype=np.float64)
+    margin = np.empty((slots, n_search))
+    # the sweetening's gaps (kernels/salso.py); too large, (1, 1) turns the skipping off
+    small = 8.0 * slots * n_search * max_blocks <= _GAP_LIMIT_BYTES
+    gap = np.empty((slots, n_search, max_blocks) if small else (slots, 1, 1))
+    drift = np.empty((slots, max_blocks))
+    state = np.zeros((slots, 2))
+    streams = run_streams(seed, n_runs)
+    runs_c = np.empty((n_runs, n_search), dtype=np.int64)
+    runs_loss = np.empty(n_runs)
+    fixed = (search_kind, float(ds.n_draws), search_counts, labels_t, item_w, ds.weights, gtab,
+             ftab, max_blocks, float(p_seq), int(max_scans))
+    buffers = (cnt, scratch[0], size, scratch[1], acc, scratch[2], scratch[3], margin, gap, drift,
+               state)
     budget_hit = False
-    for run in range(int(n_runs)):
-        if run > 0 and deadline is not None and time.monotonic() > deadline:
-            budget_hit = True
-            break
-        # steps 1-2 (and 3 in the same call without a budget)
-        salso_run(
-            search_kind, float(ds.n_draws), search_counts, labels_t, item_w, ds.weights, cnt,
-            gtab, ftab, c, size, order, acc, saved, members, max_blocks, float(p_seq),
-            int(max_scans), int(max_zealous) if deadline is None else 0, stream, out_loss,
-        )  # fmt: skip
-        for _ in range(int(max_zealous) if deadline is not None else 0):
-            if time.monotonic() > deadline:
-                budget_hit = True
+    done = n_runs
+    if seconds is None:
+        outputs = (streams, runs_c, runs_loss, *buffers)
+        if slots == 1:
+            salso_runs(*fixed, int(max_zealous), 0, 1, *outputs)
+        else:  # the kernel releases the GIL: one thread per slot of buffers
+            with ThreadPoolExecutor(slots) as pool:
+                done_slots = [pool.submit(salso_runs, *fixed, int(max_zealous), t, t + 1, *outputs)
+                              for t in range(slots)]
+                for future in done_slots:
+                    future.result()
+    else:
+        deadline = started + seconds
+        for run in range(n_runs):
+            if run > 0 and time.monotonic() > deadline:
+                budget_hit, done = True, run
                 break
-            salso_run(
-                search_kind, float(ds.n_draws), search_counts, labels_t, item_w, ds.weights,
-                cnt, gtab, ftab, c, size, order, acc, saved, members, max_blocks,
-                float(p_seq), int(max_scans), -1, stream, out_loss,
-            )  # fmt: skip
+            one = (streams[run:run + 1], runs_c[run:run + 1], runs_loss[run:run + 1])
+            salso_runs(*fixed, 0, 0, 1, *one, *buffers)  # steps 1-2
+            for _ in range(int(max_zealous)):
+                if time.monotonic() > deadline:
+                    budget_hit = True
+                    break
+                salso_runs(*fixed, -1, 0, 1, *one, *buffers)
+            if budget_hit:
+                done = run + 1
+                break
+    candidates = {}
+    for run in range(done):
+        c = runs_c[run]
         labels = canonicalize(c if group_of is None else c[group_of])
         candidates.setdefault(labels.tobytes(), labels)
     if budget_hit:
         warnings.warn(
-            f"point_estimate: the time budget seconds={seconds:g} ran out after {run} of "
+            f"point_estimate: the time budget seconds={seconds:g} ran out after {done} of "
             f"{n_runs} runs (zealous updates included); the best partition found is "
             f"returned. Raise 'seconds' (or lower 'n_runs' / 'max_zealous') for a fuller "
             f"search.",
@@ -319,6 +353,15 @@ def point_estimate(
     if dahl_value < best - 1e-12 * max(1.0, abs(best)):
         return PointEstimate(dahl, dahl_value, name, "dahl")
     return PointEstimate(best_labels, best, name, "salso")
+
+
+def run_streams(seed, n_runs):
+    """(n_runs, 4) uint64: one :mod:`~pymc_partitions.kernels.random` stream per SALSO
+    run, from children of one ``SeedSequence`` (``spawn``) whose entropy is the stream
+    :func:`~pymc_partitions.kernels.random.new_stream` makes of ``seed``: run r's
+    stream depends on ``seed`` and r only, so runs may go in parallel."""
+    root = np.random.SeedSequence([int(w) for w in new_stream(seed)])
+    return np.stack([new_stream(child) for child in root.spawn(n_runs)])
 
 
 _METHODS = ("auto", "draws", "matrix")

@@ -40,7 +40,9 @@ Compile units (what every move follows; compile time is part of speed, measured 
    level: what runs per item, where a call would cost run time), ``routine`` (compiled
    once per signature and linked: a whole update or sweep, called O(1) times per
    entry call, where passing records by value costs nothing measurable; no CPython
-   wrapper), ``entry`` (called from Python).
+   wrapper), ``entry`` (called from Python; ``entry_nogil`` when Python threads call it
+   at once on independent tasks, as SALSO's runs: not numba's ``parallel=True``, which
+   added 1.5-2 s to compile the SALSO entry).
 3. **One call site per inlined piece.** numba types and lowers an inlined primitive
    once per call site, so a routine calls each large primitive once (split and merge
    share their launch, restricted scan and log joint: :func:`.split_merge.split_merge_update`).

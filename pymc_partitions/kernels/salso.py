@@ -12,9 +12,28 @@ Bayesian clustering", JCGS 31(4), §4: one run is
    (or ``max_scans``);
 3. *zealous updates*: up to ``max_zealous`` times, a random block is destroyed,
    its items are sequentially reallocated in random order and the result is
-   sweetened; kept only if the expected loss went down. ``salso_run`` can also do
-   one update at a time, so that Python can stop a run on a time budget (as
-   salso's ``seconds``).
+   sweetened; kept only if the expected loss went down. A run can also be continued
+   one update at a time, so that Python can stop it on a time budget (as salso's
+   ``seconds``).
+
+The runs are independent: :func:`salso_runs` does them without the GIL, so Python
+threads run them in parallel (the R package salso also runs them in parallel,
+``nCores``), run r on its own stream, so a result depends on the seed and not on the
+number of threads.
+
+Three savings of ours, none changing the moves made (the same partitions, losses and
+random numbers as without them, except that (1) skips the one shuffle of a sweetening
+it proves useless):
+
+1. a zealous update whose re-allocation puts the destroyed block's items back
+   together in a block of their own has restored the partition before it; when that
+   was a local optimum of the item moves, the sweetening would change nothing and the
+   update is rejected at once (``_zealous``);
+2. a rejected update moves back only the items whose block changed;
+3. the sweetening skips items whose move it can prove would keep them in place,
+   from bounds on how much the moves made since their last evaluation changed their
+   deltas (``_sweeten``, ``_move_bound``): later scans evaluate only the items near
+   the moves.
 
 Both losses have the form L(c) = sum_k f(|C_k|) - 2 E[sum_kl f(|C_k ∩ Z_l|)] +
 const over the posterior draws Z (equal-cost Binder: f(x) = x^2/2; VI:
@@ -48,16 +67,17 @@ factor n / (number of distinct item rows).
 
 Empty candidate blocks change L by 0 for a single item (g(0) = 0).
 
-Compile units: the allocation, the sweetening and the zealous update are routines
-(compiled once and linked), so the entry holds one copy of each (inlined, the zealous
-update's second call site tripled the entry's compile time). A move is taken only when it
+Compile units: the allocation, the sweetening, the zealous update and a whole run are
+routines (compiled once and linked), so the entry holds one copy of each (inlined, the
+zealous update's second call site tripled the entry's compile time); the entry is the
+loop over the runs. A move is taken only when it
 lowers L by more than a tolerance, so scans terminate and ties keep the current
 block.
 """
 
 import numpy as np
 
-from pymc_partitions.kernels._jit import entry, primitive, routine
+from pymc_partitions.kernels._jit import entry, entry_nogil, primitive, routine
 from pymc_partitions.kernels.random import bounded, shuffle, uniform
 
 
@@ -122,7 +142,9 @@ def _choose(
     i, prefer, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
     max_blocks,
 ):  # fmt: skip
-    """Best block for unallocated item i: returns (block, its delta, delta of ``prefer``).
+    """Best block for unallocated item i: returns (block, its delta, delta of ``prefer``,
+    smallest delta of the other non-empty blocks and of an empty one, whether or not one
+    may be opened: a lower bound of every other candidate's delta).
 
     Candidates: every non-empty block, and one empty block while fewer than
     ``max_blocks`` are used. ``prefer`` (>= 0) wins ties; another block must be
@@ -171,11 +193,13 @@ def _choose(
         pref_val = acc[prefer] if size[prefer] > 0 else empty
         best = pref_val
     empty_seen = False
+    other = empty
     for k in range(kcap):
         if k == prefer:
             continue
         if size[k] > 0:
             v = acc[k]
+            other = min(other, v)
         elif not empty_seen and used < max_blocks and not (prefer >= 0 and size[prefer] == 0):
             empty_seen = True
             v = empty
@@ -184,7 +208,7 @@ def _choose(
         if best_k < 0 or v < best - 1e-12 * (abs(best) + n_draws):
             best = v
             best_k = k
-    return best_k, best, pref_val
+    return best_k, best, pref_val, other
 
 
 @routine
@@ -197,7 +221,7 @@ def _allocate(
     deltas. Used for the initial partition and for the zealous updates' re-allocation."""
     for t in range(count):
         i = items[t]
-        k, v, _ = _choose(
+        k, v, _, _ = _choose(
             i, -1, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
             max_blocks,
         )  # fmt: skip
@@ -206,12 +230,57 @@ def _allocate(
     return loss
 
 
+@primitive
+def _move_bound(i, k, joined, kind, n_draws, size, labels_t, item_w, weights, cnt, gtab):
+    """Bound on how much item i (w items) joining (``joined``) or leaving block k, just
+    done, changed another single item's delta for block k, whether that item is in k or
+    not, and, per unit of weight, a group's not in k: M (g(s + w) - g(s)) +
+    2 sum_m w_m (g(c_m + w) - g(c_m)), s and c_m = cnt[m, z_i^m, k] the size and i's
+    cells without i, less 1 (the other item's own weight, when it is in k). Another
+    item's cell changes only where it shares i's label, and f(x + w') - f(x) changes by
+    at most w' times what g does, g being increasing and concave for both losses. Kind 0:
+    M |1 - 2 N_ij / M| <= M."""
+    if kind == 0:
+        return n_draws
+    w = item_w[i]
+    lo = size[k] - w if joined else size[k]
+    lo = max(lo - 1, 0)
+    total = n_draws * (gtab[lo + w] - gtab[lo])
+    for m in range(labels_t.shape[1]):
+        x = cnt[m, labels_t[i, m], k]
+        lo = max((x - w if joined else x) - 1, 0)
+        total += 2.0 * weights[m] * (gtab[lo + w] - gtab[lo])
+    return total
+
+
 @routine
 def _sweeten(
     stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
-    max_blocks, max_scans, loss,
+    margin, gap, drift, max_blocks, max_scans, loss,
 ):  # fmt: skip
+    """Step 2: scans over the items in random order until one changes nothing (or
+    ``max_scans``); returns (loss, 1.0 if the last scan changed nothing else 0.0).
+
+    Items that cannot move are skipped, exactly (ours, not the paper's: the same moves,
+    loss and random stream as evaluating them). ``drift[k]`` sums :func:`_move_bound`
+    of the moves into and out of block k made so far in this call: it bounds how much
+    any single item's delta for block k has changed since. When a single item i (in
+    block k0) stays, ``gap[i, k]`` keeps, for every other block k (slot; an empty one's
+    delta is the empty block's), its delta minus i's own, less a tolerance, plus
+    drift[k] + drift[k0] at that time (``margin[i]`` = 1 marks it valid); while
+    gap[i, k] - drift[k] - drift[k0] > 0 for every k, no block can beat k0, so i
+    would stay again and is not evaluated: O(K) in place of O(U K). Groups of items
+    (``item_w`` > 1) are always evaluated (the bound does not cover their own block).
+    The first scan evaluates every item; later ones only those whose gaps the moves
+    may have closed.
+    """
     n = c.shape[0]
+    kcap = size.shape[0]
+    skip = gap.shape[0] == n and gap.shape[1] == kcap  # else ``gap`` (1, 1): no skipping
+    for t in range(n):
+        margin[t] = -1.0
+    for k in range(kcap):
+        drift[k] = 0.0
     for _ in range(max_scans):
         for t in range(n):
             order[t] = t
@@ -219,8 +288,17 @@ def _sweeten(
         changed = False
         for t in range(n):
             i = order[t]
+            if margin[i] > 0.0:
+                base = drift[c[i]]
+                stays = True
+                for k in range(kcap):
+                    if gap[i, k] - drift[k] - base <= 0.0:
+                        stays = False
+                        break
+                if stays:
+                    continue
             k0 = _remove(i, c, size, labels_t, item_w, cnt, kind)
-            k, v, v0 = _choose(
+            k, v, v0, _ = _choose(
                 i, k0, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc,
                 max_blocks,
             )  # fmt: skip
@@ -228,52 +306,40 @@ def _sweeten(
             loss += v - v0
             if k != k0:
                 changed = True
+                margin[i] = -1.0
+                for side in range(2):  # left k0, joined k (one call site: inlined once)
+                    kk = k if side else k0
+                    drift[kk] += _move_bound(
+                        i, kk, side == 1, kind, n_draws, size, labels_t, item_w, weights, cnt, gtab,
+                    )  # fmt: skip
+            elif item_w[i] == 1 and skip:  # (not groups: see above)
+                empty = _empty_delta(i, kind, n_draws, item_w, ftab)
+                base = drift[k0]
+                for j in range(kcap):
+                    vj = acc[j] if size[j] > 0 else empty
+                    gap[i, j] = vj - v0 - 1e-7 * (abs(vj) + abs(v0) + n_draws) + drift[j] + base
+                gap[i, k0] = np.inf
+                margin[i] = 1.0
         if not changed:
-            break
-    return loss
+            return loss, 1.0
+    return loss, 0.0
 
 
-@entry
-def salso_run(
+@routine
+def _run(
     kind, n_draws, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, c, size, order, acc, saved, members,
-    max_blocks, p_seq, max_scans, max_zealous, stream, out_loss,
+    margin, gap, drift, max_blocks, p_seq, max_scans, max_zealous, stream, state,
 ):  # fmt: skip
-    """One SALSO run, or one more zealous update of a run; the result is left in ``c``
-    (block slots, not canonical).
-
-    kind : 0 Binder (uses ``cocounts``), 1 from the draws (uses ``labels_t``, ``cnt``,
-        ``gtab``: VI, or Binder with g(x) = x)
-    n_draws : M, float
-    cocounts : (n, n) int64 co-clustering counts N_ij (kind 0; else any (1, 1))
-    labels_t : (n, U) int64 labels of the U distinct draws in [0, L), item-major
-        (kind 1; else (n, 1)); with ``item_w``, n "items" may be groups of items
-        with the same labels in every draw
-    item_w : (n,) int64 number of items each row stands for (all 1 for kind 0)
-    weights : (U,) float64 multiplicity of each distinct draw (sums to M)
-    cnt : (U, L, max_blocks) uint16 (n < 65536) or int32 (kind 1; else (1, 1, max_blocks));
-        kept between the calls of one run
-    gtab : (N + 2,) float64, g(x) = f(x + 1) - f(x): VI (x + 1) log(x + 1) - x log x,
-        Binder x (N items in all, the sum of ``item_w``)
-    ftab : (N + 2,) float64, f(x): VI x log x, Binder x (x - 1) / 2 (groups: the change
-        f(x + w) - f(x))
-    c : (n,) int64 result; size : (max_blocks,) int64 block sizes (kept between calls)
-    order, saved, members : (n,) int64 scratch; acc : (max_blocks,) float64 scratch
-    max_blocks : int >= 1; p_seq : probability of sequential allocation;
-    max_scans : int
-    max_zealous : >= 0, a whole run: steps 1-2 then up to ``max_zealous`` zealous
-        updates (step 3); -1: one zealous update of the run left in ``c``, ``size``,
-        ``cnt`` and ``out_loss`` by the previous call (so Python can stop a run
-        between updates; the same random stream as the whole run)
-    stream : (4,) uint64, a :mod:`~pymc_partitions.kernels.random` stream, advanced in
-        place (one stream serves successive runs)
-    out_loss : (1,) float64, M * loss up to a constant of the draws (to compare runs),
-        read and written
-    """
+    """One SALSO run (steps 1-3), or one more zealous update (``max_zealous`` = -1) of the
+    run left in ``c``, ``size``, ``cnt``, ``state`` by the previous call; see
+    :func:`salso_runs` (one slot's buffers here). ``state`` (2,) float64: M * loss up
+    to a constant, and 1.0 if the partition is a local optimum of the item moves (the
+    last sweetening scan changed nothing)."""
     n = c.shape[0]
     if max_zealous < 0:
-        out_loss[0] = _zealous(
+        state[0], state[1] = _zealous(
             stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
-            saved, members, max_blocks, max_scans, out_loss[0],
+            saved, members, margin, gap, drift, max_blocks, max_scans, state[0], state[1],
         )  # fmt: skip
         return
     for i in range(n):
@@ -302,26 +368,37 @@ def salso_run(
             _add(i, k, c, size, labels_t, item_w, cnt, kind)
             loss += v
     # 2. sweetening
-    loss = _sweeten(
+    loss, optimum = _sweeten(
         stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
-        max_blocks, max_scans, loss,
+        margin, gap, drift, max_blocks, max_scans, loss,
     )  # fmt: skip
     # 3. zealous updates
     for _ in range(max_zealous):
-        loss = _zealous(
+        loss, optimum = _zealous(
             stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
-            saved, members, max_blocks, max_scans, loss,
+            saved, members, margin, gap, drift, max_blocks, max_scans, loss, optimum,
         )  # fmt: skip
-    out_loss[0] = loss
+    state[0] = loss
+    state[1] = optimum
 
 
 @routine
 def _zealous(
     stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order, saved,
-    members, max_blocks, max_scans, loss,
+    members, margin, gap, drift, max_blocks, max_scans, loss, optimum,
 ):  # fmt: skip
     """One zealous update: destroy a random block, re-allocate its items sequentially in
-    random order, sweeten; keep it only if the loss went down. Returns the loss."""
+    random order, sweeten; keep it only if the loss went down. Returns (loss, optimum)
+    as ``state`` of :func:`_run`.
+
+    Two savings, neither changing which partition the update ends at:
+    (a) when the re-allocation puts the destroyed block's items back together in a
+    block of their own, the partition is the one before the update; if that was a local
+    optimum (``optimum`` = 1), the sweetening would change nothing (each item's move
+    is evaluated in the same partition as in the scan that found no move; ties keep
+    the current block), so the update is rejected without it: O(n_k U K) in place of
+    a scan over all items, O(n U K). (b) a rejected update restores only the items
+    whose block changed (the counts are sums over items, so the order is free)."""
     n = c.shape[0]
     used = 0
     for k in range(size.shape[0]):
@@ -339,10 +416,12 @@ def _zealous(
         saved[i] = c[i]
     before = loss
     count = 0
+    weight = 0
     for i in range(n):
         if c[i] == target:
             members[count] = i
             count += 1
+            weight += item_w[i]
     for t in range(count):
         i = members[t]
         _remove(i, c, size, labels_t, item_w, cnt, kind)
@@ -352,17 +431,82 @@ def _zealous(
         members, count, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab,
         acc, max_blocks, loss,
     )  # fmt: skip
-    loss = _sweeten(
+    # (a) the same partition again (its items alone in one block): nothing to sweeten
+    again = size[c[members[0]]] == weight
+    for t in range(1, count):
+        if not again:
+            break
+        again = c[members[t]] == c[members[0]]
+    if again and optimum == 1.0:
+        return before, optimum
+    after, optimum_after = _sweeten(
         stream, kind, n_draws, c, size, cocounts, labels_t, item_w, weights, cnt, gtab, ftab, acc, order,
-        max_blocks, max_scans, loss,
+        margin, gap, drift, max_blocks, max_scans, loss,
     )  # fmt: skip
-    if loss < before - 1e-9 * (abs(before) + n_draws):
-        return loss
+    if after < before - 1e-9 * (abs(before) + n_draws):
+        return after, optimum_after
+    # (b) undo: move back the items whose block changed
     for i in range(n):
-        _remove(i, c, size, labels_t, item_w, cnt, kind)
-    for i in range(n):
-        _add(i, saved[i], c, size, labels_t, item_w, cnt, kind)
-    return before
+        if c[i] != saved[i]:
+            _remove(i, c, size, labels_t, item_w, cnt, kind)
+            _add(i, saved[i], c, size, labels_t, item_w, cnt, kind)
+    return before, optimum
+
+
+@entry_nogil
+def salso_runs(
+    kind, n_draws, cocounts, labels_t, item_w, weights, gtab, ftab, max_blocks, p_seq, max_scans,
+    max_zealous, first, stop, streams, labels_out, loss_out, cnt, c, size, order, acc, saved, members, margin, gap,
+    drift, state,
+):  # fmt: skip
+    """SALSO runs, run r on its own stream ``streams[r]``, spread over T slots of
+    buffers (slot t does runs t, t + T, ...): this call does slots ``first`` to
+    ``stop - 1``, without the GIL, so that T Python threads can do one slot each at
+    once. A run depends only on its stream, so the results are the same for any T and
+    any number of threads. Or (``max_zealous`` = -1, R = T = 1) one more zealous
+    update of the run left in slot 0 by the previous call (so Python can stop a run
+    between updates; the same stream as the whole run).
+
+    kind : 0 Binder (uses ``cocounts``), 1 from the draws (uses ``labels_t``, ``cnt``,
+        ``gtab``: VI, or Binder with g(x) = x)
+    n_draws : M, float
+    cocounts : (n, n) int64 co-clustering counts N_ij (kind 0; else any (1, 1))
+    labels_t : (n, U) int64 labels of the U distinct draws in [0, L), item-major
+        (kind 1; else (n, 1)); with ``item_w``, n "items" may be groups of items
+        with the same labels in every draw
+    item_w : (n,) int64 number of items each row stands for (all 1 for kind 0)
+    weights : (U,) float64 multiplicity of each distinct draw (sums to M)
+    gtab : (N + 2,) float64, g(x) = f(x + 1) - f(x): VI (x + 1) log(x + 1) - x log x,
+        Binder x (N items in all, the sum of ``item_w``)
+    ftab : (N + 2,) float64, f(x): VI x log x, Binder x (x - 1) / 2 (groups: the change
+        f(x + w) - f(x))
+    max_blocks : int >= 1; p_seq : probability of sequential allocation;
+    max_scans : int
+    max_zealous : >= 0, whole runs: steps 1-2 then up to ``max_zealous`` zealous
+        updates (step 3); -1: one zealous update, as above
+    streams : (R, 4) uint64, :mod:`~pymc_partitions.kernels.random` streams, advanced
+        in place
+    labels_out : (R, n) int64, written: run r's block slots (not canonical)
+    loss_out : (R,) float64, written: M * loss up to a constant of the draws
+    Slot buffers (T = their first dimension, 1 <= T <= R), kept between the calls of
+    one run: cnt (T, U, L, max_blocks) uint16 (N < 65536) or int32 (kind 1; else
+    (T, 1, 1, max_blocks)); c, order, saved, members (T, n) int64; size (T,
+    max_blocks) int64; acc (T, max_blocks) float64; margin (T, n) float64; gap (T, n,
+    max_blocks) float64, or (T, 1, 1) to evaluate every item in every scan; drift (T,
+    max_blocks) float64; state (T, 2) float64.
+    """
+    n_runs = streams.shape[0]
+    slots = c.shape[0]
+    for t in range(first, stop):
+        for r in range(t, n_runs, slots):
+            _run(
+                kind, n_draws, cocounts, labels_t, item_w, weights, cnt[t], gtab, ftab, c[t], size[t],
+                order[t], acc[t], saved[t], members[t], margin[t], gap[t], drift[t],
+                max_blocks, p_seq, max_scans, max_zealous, streams[r], state[t],
+            )  # fmt: skip
+            for i in range(c.shape[1]):
+                labels_out[r, i] = c[t, i]
+            loss_out[r] = state[t, 0]
 
 
 @entry
