@@ -1,5 +1,7 @@
 """``pmp.SubClusters``: the sub-cluster split-merge sampler of Chang & Fisher (2013)."""
 
+import collections
+import hashlib
 import math
 from typing import NamedTuple
 
@@ -282,6 +284,8 @@ class SubClusters(PartitionStep):
         return self._work
 
 
+#: Laplace proposals remembered per chain (by partition and the other inputs).
+LAPLACE_CACHE = 256
 #: Scale of the joint moves' Laplace proposal: its standard deviation is this many
 #: times the conditional's (curvature at the mode); above 1 for heavier tails.
 LAPLACE_SCALE = 1.5
@@ -348,6 +352,7 @@ class JointHyperparameter:
     def start_chain(self, rng):
         self.rng = rng
         self.slice.set_rng(rng)
+        self._laplace_cache = collections.OrderedDict()
 
     def log_conditional(self, point, labels, x):
         """C(x; z) at partition ``labels``."""
@@ -365,7 +370,27 @@ class JointHyperparameter:
 
     def laplace(self, point, labels, shape):
         """(mode, sd) of q(. | z), flat arrays; a deterministic function of ``labels``
-        (elements optimised in turn from 0, twice; Brent's method)."""
+        and the conditional's other inputs (elements optimised in turn from 0, twice;
+        Brent's method). Remembered for the last ``LAPLACE_CACHE`` such keys (a
+        BLAKE2b digest of the labels and inputs): the current state's q is then not
+        searched again at every proposal, and small models revisit few partitions."""
+        _, names, _ = self.slice._conditionals[self.name]
+        digest = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=16)
+        for name in names:
+            if name != self.name:
+                digest.update(np.ascontiguousarray(point[name]).tobytes())
+        key = digest.digest()
+        found = self._laplace_cache.get(key)
+        if found is not None:
+            self._laplace_cache.move_to_end(key)
+            return found
+        found = self._laplace_search(point, labels, shape)
+        self._laplace_cache[key] = found
+        if len(self._laplace_cache) > LAPLACE_CACHE:
+            self._laplace_cache.popitem(last=False)
+        return found
+
+    def _laplace_search(self, point, labels, shape):
         x = np.zeros(int(np.prod(shape)))
 
         def f(t, e):
