@@ -6,7 +6,10 @@ Run:  python examples/benchmark_large_n.py                  # the issue's must-s
       python examples/benchmark_large_n.py --sizes 10000 --dims 2 --regimes separated \\
           --methods subclusters sklearn
 
-Data: ten Gaussian clusters in D dimensions, unit noise, standardised; "separated":
+Data: ten Gaussian clusters in D dimensions, unit noise, centred and scaled by one
+standard deviation for all columns (the model's sigma is shared by the columns;
+scaling each column apart makes the within-cluster spreads differ, which a shared
+sigma answers by splitting clusters); "separated":
 centres uniform in [-20, 20]^D at least 8 noise sd apart; "overlapping": in [-6, 6]^D
 at least 2.5 sd apart. Every method starts from one block and runs ``--iterations``
 (default 100) iterations, one chain, in this process (numba threads = the machine's
@@ -75,7 +78,7 @@ def gaussians(n, d=2, regime="separated", n_clusters=10, seed=0):
             break
     truth = rng.integers(0, n_clusters, n)
     y = centres[truth] + rng.normal(size=(n, d))
-    return (y - y.mean(0)) / y.std(0), truth
+    return (y - y.mean(0)) / y.std(), truth  # one scale: the model's sigma is shared
 
 
 def model_for(y, sigma=None, alpha=None):

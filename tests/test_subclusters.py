@@ -39,6 +39,8 @@ def normal_model(n=6, seed=2):
 
 
 def check_exact(model, draws, seed, grids=None, **kwargs):
+    """assert_exact of the sub-cluster moves alone (no Gibbs sweeps)."""
+    kwargs.setdefault("n_gibbs_sweeps", 0)
     step = pmp.SubClusters([model["z"]], model=model, **kwargs)
     return assert_exact(model, draws=draws, seed=seed, step=[step], grids=grids)[1]
 
@@ -204,7 +206,7 @@ def sigma_chain(model, draws, seed):
     """pmp.SubClusters([z, sigma]) with the joint moves doing most of the work (no
     split/merge at fixed sigma)."""
     step = pmp.SubClusters([model["z"], model["sigma"]], model=model, n_proposals=0,
-                           n_joint=3, n_launch=2)
+                           n_joint=3, n_launch=2, n_gibbs_sweeps=0)
     return assert_exact, step, dict(model=model, draws=draws, seed=seed, step=[step],
                                     grids=SIGMA_GRID)
 
@@ -245,3 +247,14 @@ def test_joint_refuses_prior_hyperparameter_and_two_hyperparameters():
         pmp.SubClusters([z, alpha], model=model)
     with pytest.raises(ValueError, match="one likelihood hyperparameter"):
         pmp.SubClusters([z, sigma, tau], model=model)
+
+
+def test_readme_large_n_snippet():
+    """The README's SubClusters([z, sigma]) block: from one block it finds the three
+    groups within 30 iterations."""
+    from readme import run_snippet
+
+    namespace = run_snippet("Large N (sub-cluster sampler)")
+    stats = namespace["idata"].sample_stats
+    assert int(stats["n_clusters"].values[0, -1]) == 3
+    assert int(stats["joint_split_accepted"].sum()) >= 2

@@ -11,6 +11,7 @@ import pymc as pm
 import pytest
 import scipy.stats as sps
 from helpers import assert_exact, binary_data, two_groups
+from test_exact_count_likelihoods import counts_data, matrices_data
 
 import pymc_partitions as pmp
 from pymc_partitions.distributions.counts import (
@@ -33,20 +34,6 @@ S = np.array([[1.0, 0.6], [0.6, 1.5]])
 S0 = np.array([[2.0, -0.8], [-0.8, 1.2]])
 N_DRAWS = 20000
 Z_MAX = 4.5  # per feature; ~20 features a case: family-wise level ~1e-4 (fixed seeds)
-
-
-def counts_data(n, d, seed):
-    rng = np.random.default_rng(seed)
-    rates = rng.gamma(2.0, 2.0, size=(2, d))
-    return rng.poisson(rates[rng.integers(0, 2, n)]).astype(float)
-
-
-def matrices_data(n, p, c, seed):
-    rng = np.random.default_rng(seed)
-    theta = rng.dirichlet(np.full(c, 1.0), size=(2, p))
-    z = rng.integers(0, 2, n)
-    return np.array([[rng.multinomial(4, theta[z[i], q]) for q in range(p)] for i in range(n)],
-                    dtype=float)
 
 
 # ------------------------------------------------------------------ per-component cases
@@ -236,7 +223,8 @@ def check_exact(build, n, draws, seed):
     with pm.Model() as model:
         z = pmp.CRP("z", alpha=1.0, n=n)
         build(z)
-    step = pmp.SubClusters([model["z"]], model=model, n_proposals=2, n_launch=2)
+    step = pmp.SubClusters([model["z"]], model=model, n_proposals=2, n_launch=2,
+                           n_gibbs_sweeps=0)
     idata = assert_exact(model, draws=draws, seed=seed, step=[step])[1]
     stats = idata.sample_stats
     assert int(stats["split_accepted"].sum()) > 0 and int(stats["merge_accepted"].sum()) > 0

@@ -362,6 +362,28 @@ def _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data,
 
 
 @_serial
+def _gather(labels, i, j, items, forced):
+    """The items S of the blocks of ``i`` and ``j`` under ``labels``, in item order,
+    into ``items[:m]`` (``forced[:m]`` reset to -1); returns (m, position of i in S,
+    position of j in S)."""
+    ka, kb = labels[i], labels[j]
+    # int64 from the start: a literal 0 would type the routines' calls twice (rule 6)
+    m = np.int64(0)
+    p0 = np.int64(0)
+    p1 = np.int64(0)
+    for h in range(labels.shape[0]):
+        if labels[h] == ka or labels[h] == kb:
+            if h == i:
+                p0 = m
+            elif h == j:
+                p1 = m
+            items[m] = h
+            forced[m] = -1
+            m += 1
+    return m, p0, p1
+
+
+@_serial
 def _log_prior_after(prior_params, state, sizes_tmp, active_tmp, k_out, k_out2, new_sizes,
                      n_new):
     """log prior of the partition whose blocks are the active slots other than
@@ -410,20 +432,7 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
     log_u_out[1] = i
     log_u_out[2] = j
     # S: the items of the block(s), in item order (a function of S alone)
-    # int64 from the start: a literal 0 would type the routines' calls twice (rule 6)
-    m = np.int64(0)
-    p0 = np.int64(0)
-    p1 = np.int64(0)
-    for h in range(n):
-        k = state.labels[h]
-        if k == ka or k == kb:
-            if h == i:
-                p0 = m
-            elif h == j:
-                p1 = m
-            items[m] = h
-            forced[m] = -1
-            m += 1
+    m, p0, p1 = _gather(state.labels, i, j, items, forced)
     if split:
         _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data, forced,
                 sub, lp, alt, p0, p1)
@@ -558,20 +567,7 @@ def launch_entry(key, i, j, n_launch, hard, labels, params, data, work):
     hyperparameters (the step decides; nothing here reads the chain's state)."""
     (theta, sub_theta, log_pi, anchor, prop, new_count, items, forced, sub, lp, alt,
      sizes_tmp, active_tmp, pair, log_u, local, sub_stats) = work
-    ka, kb = labels[i], labels[j]
-    # int64 from the start: a literal 0 would type the routines' calls twice (rule 6)
-    m = np.int64(0)
-    p0 = np.int64(0)
-    p1 = np.int64(0)
-    for h in range(labels.shape[0]):
-        if labels[h] == ka or labels[h] == kb:
-            if h == i:
-                p0 = m
-            elif h == j:
-                p1 = m
-            items[m] = h
-            forced[m] = -1
-            m += 1
+    m, p0, p1 = _gather(labels, i, j, items, forced)
     _seed_stream(key, local)
     _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data, forced, sub, lp,
             alt, p0, p1)

@@ -11,7 +11,7 @@ from scipy.optimize import minimize_scalar
 from pymc_partitions.distributions.partition import PartitionPriorRV
 
 from pymc_partitions.distributions.validation import integer_arg
-from pymc_partitions.kernels import subclusters
+from pymc_partitions.kernels import gibbs, subclusters
 from pymc_partitions.kernels.components.explicit import explicit_width, supports
 from pymc_partitions.kernels.priors.crp import CRPParams
 from pymc_partitions.kernels.priors.pitman_yor import PitmanYorParams
@@ -87,8 +87,16 @@ class SubClusters(PartitionStep):
        likelihood scale is free stays where it starts at large n: from one block,
        sigma sits near the data's scale, where the CRP's cost of any split (about
        n H(p) nats) exceeds the likelihood's gain, and sigma cannot shrink while z is
-       one block (at N = 10^5, ten clusters: 1 block after 100 iterations with
-       ``[z]`` alone; 12 blocks of >= 1 %, ARI 0.94, after 10 with ``[z, sigma]``).
+       one block (at N = 10^5, ten separated clusters in 2-D: 1 block after 100
+       iterations with ``[z]`` alone; 12 blocks of >= 1 %, ARI 0.95, with
+       ``[z, sigma]``; ``examples/benchmark_large_n.py``). It does not help where
+       every two-way split of the one block loses posterior mass whatever sigma is,
+       as when the clusters are spread evenly (the benchmark's "overlapping" case,
+       and ten clusters on a line): halving an even 1-D spread divides its variance
+       by 4, a gain of (n/2) log 4 = n log 2 nats with sigma refitted, which the
+       CRP's penalty for a balanced split, n log 2, cancels; in D dimensions only
+       one of the D variances shrinks. Moves that split into more than two blocks
+       at once would be needed there.
 
     New blocks appear only through splits. Weights, parameters and sub-clusters are
     drawn afresh each iteration, so hyperparameters may be sampled in the same
@@ -132,6 +140,13 @@ class SubClusters(PartitionStep):
         Joint proposals of the partition and the hyperparameter per iteration (step
         4; only with a hyperparameter in ``vars``). Each costs a few O(n D) reads of
         block statistics and two short 1-D optimisations (the Laplace proposals).
+    n_gibbs_sweeps : int, default 1
+        Collapsed Gibbs sweeps (:class:`Gibbs`'s kernel) after each iteration; beyond
+        the paper. Steps 1-3 never empty a block and their merges need the launch to
+        rebuild both blocks exactly, which almost never happens at large n, so a
+        spurious block made by an early split would otherwise stay (at N = 3,000,
+        three groups: 7 blocks after 30 iterations without sweeps); a sweep drains
+        it item by item. 0: the sub-cluster moves alone (as the exactness tests).
     model, rng, initial_point, compile_kwargs, blocked
         As for PyMC's own steps.
 
@@ -158,7 +173,7 @@ class SubClusters(PartitionStep):
     default_blocked = True
 
     def __init__(self, vars, n_proposals="auto", n_launch=5, launch="hard", n_joint=2,
-                 **kwargs):
+                 n_gibbs_sweeps=1, **kwargs):
         if not isinstance(launch, str) or launch not in ("hard", "sampled"):
             raise ValueError(
                 f"SubClusters: 'launch' must be \"hard\" or \"sampled\", got {launch!r}.")
@@ -173,6 +188,8 @@ class SubClusters(PartitionStep):
                 raise type(err)(f"{err} Or \"auto\" (the default).") from None
         self.n_launch = integer_arg("n_launch", n_launch, "SubClusters", minimum=0)
         self.n_joint = integer_arg("n_joint", n_joint, "SubClusters", minimum=0)
+        self.n_gibbs_sweeps = integer_arg("n_gibbs_sweeps", n_gibbs_sweeps, "SubClusters",
+                                          minimum=0)
         model, value_vars = step_arguments("SubClusters", vars, kwargs.get("model"),
                                            kwargs.get("rng"), "[z] or [z, sigma]")
         kwargs["model"] = model
@@ -273,6 +290,10 @@ class SubClusters(PartitionStep):
                 f"was NaN during {self.move_description}; check the data and "
                 f"hyperparameters for non-finite values."
             )
+        if self.n_gibbs_sweeps:
+            self.fail_if(gibbs.run_sweeps(args.stream, self.n_gibbs_sweeps, chain.state,
+                                          args.prior_params, args.params, chain.stats,
+                                          args.data, chain.log_w, chain.order), args)
         return record(SubClustersInfo, counters(subclusters.Outcomes, outcomes),
                       joint_split_proposed=0, joint_split_accepted=0, joint_merge_proposed=0,
                       joint_merge_accepted=0, slice_evals=0)
