@@ -282,7 +282,7 @@ def point_estimate(
         item_w, group_of = np.ones(labels_t.shape[0], dtype=np.int64), None
     n_search = labels_t.shape[0] if search_kind == 1 else n
 
-    scratch = [np.empty((slots, n_search), dtype=np.int64) for _ in range(4)]  # c, order, ...
+    c, order, saved, members = (np.empty((slots, n_search), dtype=np.int64) for _ in range(4))
     size = np.empty((slots, max_blocks), dtype=np.int64)
     acc = np.empty((slots, max_blocks), dtype=np.float64)
     margin = np.empty((slots, n_search))
@@ -296,8 +296,7 @@ def point_estimate(
     runs_loss = np.empty(n_runs)
     fixed = (search_kind, float(ds.n_draws), search_counts, labels_t, item_w, ds.weights, gtab,
              ftab, max_blocks, float(p_seq), int(max_scans))
-    buffers = (cnt, scratch[0], size, scratch[1], acc, scratch[2], scratch[3], margin, gap, drift,
-               state)
+    buffers = (cnt, c, size, order, acc, saved, members, margin, gap, drift, state)
     budget_hit = False
     done = n_runs
     if seconds is None:
@@ -306,9 +305,9 @@ def point_estimate(
             salso_runs(*fixed, int(max_zealous), 0, 1, *outputs)
         else:  # the kernel releases the GIL: one thread per slot of buffers
             with ThreadPoolExecutor(slots) as pool:
-                done_slots = [pool.submit(salso_runs, *fixed, int(max_zealous), t, t + 1, *outputs)
-                              for t in range(slots)]
-                for future in done_slots:
+                futures = [pool.submit(salso_runs, *fixed, int(max_zealous), t, t + 1, *outputs)
+                           for t in range(slots)]
+                for future in futures:
                     future.result()
     else:
         deadline = started + seconds
@@ -328,8 +327,8 @@ def point_estimate(
                 break
     candidates = {}
     for run in range(done):
-        c = runs_c[run]
-        labels = canonicalize(c if group_of is None else c[group_of])
+        run_c = runs_c[run]
+        labels = canonicalize(run_c if group_of is None else run_c[group_of])
         candidates.setdefault(labels.tobytes(), labels)
     if budget_hit:
         warnings.warn(
