@@ -69,7 +69,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import overload
 
-from pymc_partitions.kernels._jit import primitive
+from pymc_partitions.kernels._jit import entry, primitive, routine
 from pymc_partitions.kernels.bookkeeping import move_item, open_new_block
 from pymc_partitions.kernels.components import add, log_marginal, remove
 from pymc_partitions.kernels.components.explicit import draw_explicit, log_density_explicit
@@ -122,7 +122,13 @@ HARD_KEY = -1
 NO_SLOT, ONE, TWO = np.int64(-1), np.int64(1), np.int64(2)
 
 _parallel = njit(cache=True, parallel=True)
-_serial = njit(cache=True)
+# The pieces of an iteration are routines (compiled once per signature, called, no
+# reference counting) and the entries are ``entry``: with numba's reference counting
+# on, as before, CRP x Normal took 16.4 CPU s to compile cold, now ~13 s; the run
+# time is unchanged (N = 20000, one thread: 9.0 ms per iteration, both). A shared
+# routine for the split's and the merge's log marginal was tried and dropped: the
+# iteration ran 3x slower (26 ms).
+_serial = routine
 
 
 def discount(prior_params):
@@ -234,11 +240,11 @@ def _assign_sub_parallel(items, m, log_pib0, log_pib1, sub_theta, params, data, 
                          sub, lp, alt)
 
 
-@primitive
+@_serial
 def _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub, lp,
                 alt):
     """Sub-labels of ``items[:m]``: in parallel from ``PARALLEL_MIN`` items on, else
-    serially (the same draws)."""
+    serially (the same draws). Called, not inlined: the launch calls it twice."""
     if m >= PARALLEL_MIN:
         _assign_sub_parallel(items, m, log_pib0, log_pib1, sub_theta, params, data, key,
                              forced, sub, lp, alt)
@@ -330,33 +336,41 @@ def _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data,
     ``sub_stats`` slots 0 and 1 are empty on entry and on return."""
     forced[p0] = 0
     forced[p1] = 1
-    add(params, sub_stats, data, items[p0], 0)
-    draw_explicit(params, sub_stats, 0, local, sub_theta, 0)
-    remove(params, sub_stats, data, items[p0], 0)
-    add(params, sub_stats, data, items[p1], 1)
-    draw_explicit(params, sub_stats, 1, local, sub_theta, 1)
-    remove(params, sub_stats, data, items[p1], 1)
+    for s in range(2):  # a loop, not two copies: one inlined body to compile
+        seed = items[p0] if s == 0 else items[p1]
+        add(params, sub_stats, data, seed, s)
+        draw_explicit(params, sub_stats, s, local, sub_theta, s)
+        remove(params, sub_stats, data, seed, s)
     log_pib0 = math.log(0.5)
     log_pib1 = log_pib0
-    for _ in range(n_launch):
+    # n_launch sweeps (sub-labels, then sub-weights and sub-parameters given them),
+    # then the proposal's sub-labels: the last pass stops after the sub-labels.
+    # (Loops rather than repeated calls: each inlined body is compiled once.)
+    for sweep in range(n_launch + 1):
         key = np.int64(HARD_KEY) if hard else _soft_key(local)
         _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub,
                     lp, alt)
+        if sweep == n_launch:
+            break
         n1 = 0
         for p in range(m):
             add(params, sub_stats, data, items[p], sub[p])
             n1 += sub[p]
-        g0 = log_gamma_variate(local, m - n1 + SUB_WEIGHT_PRIOR)
-        g1 = log_gamma_variate(local, n1 + SUB_WEIGHT_PRIOR)
+        g0 = 0.0
+        g1 = 0.0
+        for s in range(2):
+            g = log_gamma_variate(local, (m - n1 if s == 0 else n1) + SUB_WEIGHT_PRIOR)
+            if s == 0:
+                g0 = g
+            else:
+                g1 = g
         top = max(g0, g1)
         log_total = top + math.log(math.exp(g0 - top) + math.exp(g1 - top))
         log_pib0, log_pib1 = g0 - log_total, g1 - log_total
-        draw_explicit(params, sub_stats, 0, local, sub_theta, 0)
-        draw_explicit(params, sub_stats, 1, local, sub_theta, 1)
+        for s in range(2):
+            draw_explicit(params, sub_stats, s, local, sub_theta, s)
         for p in range(m):
             remove(params, sub_stats, data, items[p], sub[p])
-    key = np.int64(HARD_KEY) if hard else _soft_key(local)
-    _assign_sub(items, m, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub, lp, alt)
     forced[p0] = -1
     forced[p1] = -1
 
@@ -381,6 +395,16 @@ def _gather(labels, i, j, items, forced):
             forced[m] = -1
             m += 1
     return m, p0, p1
+
+
+@_serial
+def _move_marked(state, params, stats, data, items, m, sub, dest):
+    """Move the items ``items[p]`` with ``sub[p] == 1`` (p < m) to the active slot
+    ``dest``: an accepted split's new block, or an accepted merge's (whose reverse
+    split matched: ``sub`` marks exactly j's block)."""
+    for p in range(m):
+        if sub[p] == 1:
+            move_item(state, params, stats, data, items[p], dest)
 
 
 @_serial
@@ -433,6 +457,7 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
     log_u_out[2] = j
     # S: the items of the block(s), in item order (a function of S alone)
     m, p0, p1 = _gather(state.labels, i, j, items, forced)
+    log_prior_now = log_prior(prior_params, state.sizes, state.active, n_blocks, n)
     if split:
         _launch(local, items, m, n_launch, hard, params, sub_stats, sub_theta, data, forced,
                 sub, lp, alt, p0, p1)
@@ -447,16 +472,13 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
         pair[0], pair[1] = m - n1, n1
         target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, NO_SLOT, pair,
                                    TWO)
-                  - log_prior(prior_params, state.sizes, state.active, n_blocks, n)
-                  + lm_new - log_marginal(params, stats, ka))
+                  - log_prior_now + lm_new - log_marginal(params, stats, ka))
         if not target == target:
             return -1, target, 0.0
         if not log_u < target:
             return SPLIT_REJECTED_, target, 0.0
         knew = open_new_block(state, params, stats)
-        for p in range(m):
-            if sub[p] == 1:
-                move_item(state, params, stats, data, items[p], knew)
+        _move_marked(state, params, stats, data, items, m, sub, knew)
         return SPLIT_ACCEPTED_, target, 0.0
     # merge: the target ratio first (the Hastings term is 0 or -inf, so a merge the
     # target alone rejects needs no launch); then the reverse split D(a u b) must be
@@ -468,8 +490,8 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
         remove(params, sub_stats, data, items[p], 0)
     pair[0] = m
     target = (_log_prior_after(prior_params, state, sizes_tmp, active_tmp, ka, kb, pair, ONE)
-              - log_prior(prior_params, state.sizes, state.active, n_blocks, n)
-              + lm_union - log_marginal(params, stats, ka) - log_marginal(params, stats, kb))
+              - log_prior_now + lm_union - log_marginal(params, stats, ka)
+              - log_marginal(params, stats, kb))
     if not target == target:
         return -1, target, 0.0
     if not log_u < target:
@@ -483,9 +505,7 @@ def _proposal(stream, n_launch, hard, state, prior_params, params, stats, data, 
             break
     if not log_u < target + hastings:
         return MERGE_REJECTED_, target, hastings
-    for p in range(m):
-        if state.labels[items[p]] == kb:
-            move_item(state, params, stats, data, items[p], ka)
+    _move_marked(state, params, stats, data, items, m, sub, ka)
     return MERGE_ACCEPTED_, target, hastings
 
 
@@ -509,7 +529,7 @@ def work_arrays(n, width, sub_stats):
     )
 
 
-@njit(cache=True)
+@entry
 def subclusters_iteration(stream, n_proposals, n_launch, hard, state, prior_params, params,
                           stats, data, work, outcomes):
     """One iteration: steps 1-2 once, then ``n_proposals`` split/merge proposals.
@@ -542,7 +562,7 @@ def subclusters_iteration(stream, n_proposals, n_launch, hard, state, prior_para
     return 0
 
 
-@njit(cache=True)
+@entry
 def subclusters_proposal_entry(stream, n_launch, hard, state, prior_params, params, stats, data,
                                work):
     """One split or merge proposal from Python (tests): ``(outcome, log target ratio,
@@ -556,7 +576,7 @@ def subclusters_proposal_entry(stream, n_launch, hard, state, prior_params, para
     return outcome, target, hastings, log_u[0]
 
 
-@njit(cache=True)
+@entry
 def launch_entry(key, i, j, n_launch, hard, labels, params, data, work):
     """The split D(S) that step 3's launch proposes for the items S of the blocks of
     items ``i`` and ``j`` under ``labels`` ((n,) int64), from the stream seeded by
