@@ -557,6 +557,17 @@ def binary_data(n, d, seed):
     return (np.random.default_rng(seed).random((n, d)) < 0.5).astype(float)
 
 
+def alpha_free_bernoulli_model(n=5, seed=21):
+    """alpha ~ Gamma(1, 1) free, CRP(alpha) and a CollapsedBetaBernoulli (a = b = 1) on
+    ``binary_data(n, 3, seed)``: the moves' "alpha free" exactness model."""
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 1.0, 1.0)
+        z = pmp.CRP("z", alpha=alpha, n=n)
+        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0,
+                                   observed=binary_data(n, 3, seed))
+    return model
+
+
 def two_groups(n, d, seed, spread=2.0):
     """n points in d dimensions around two random centres (sd ``spread``)."""
     rng = np.random.default_rng(seed)

@@ -6,7 +6,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import assert_exact, binary_data, sample
+from helpers import alpha_free_bernoulli_model, assert_exact, binary_data, sample
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, split_merge
@@ -66,11 +66,7 @@ ALPHA_GRID = {"alpha_log__": np.linspace(-25.0, 7.0, 1200)}
 
 def test_alpha_free_exact():
     """alpha ~ Gamma(1, 1) free: pm.sample assigns it to pmp.EscobarWest."""
-    n = 5
-    with pm.Model() as model:
-        alpha = pm.Gamma("alpha", 1.0, 1.0)
-        z = pmp.CRP("z", alpha=alpha, n=n)
-        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 21))
+    model = alpha_free_bernoulli_model()
     check_exact(model, 3000, 21, {"n_gibbs_sweeps": 0, "n_proposals": 2}, ALPHA_GRID)
 
 

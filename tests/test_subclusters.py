@@ -6,7 +6,8 @@ and refusals."""
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import KernelChain, assert_exact, binary_data, exact_posterior, judge, kernel_draws
+from helpers import (KernelChain, alpha_free_bernoulli_model, assert_exact, binary_data,
+                     exact_posterior, judge, kernel_draws)
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import subclusters
@@ -62,11 +63,7 @@ def test_normal_exact():
 
 def test_alpha_free_exact():
     """alpha ~ Gamma(1, 1) free: pm.sample assigns it to pmp.EscobarWest."""
-    n = 5
-    with pm.Model() as model:
-        alpha = pm.Gamma("alpha", 1.0, 1.0)
-        z = pmp.CRP("z", alpha=alpha, n=n)
-        pmp.CollapsedBetaBernoulli("y", partition=z, a=1.0, b=1.0, observed=binary_data(n, 3, 21))
+    model = alpha_free_bernoulli_model()
     check_exact(model, 5000, 21, ALPHA_GRID, n_proposals=3, n_launch=2)
 
 
