@@ -10,6 +10,7 @@ import pytensor.tensor as pt
 import pytest
 import scipy.sparse as sp
 from helpers import (
+    REFERENCE_MODE,
     assert_exact,
     binary_data,
     data_file,
@@ -53,7 +54,8 @@ def is_proper(labels, edges):
 
 def logp_fn(edges, q, n):
     value = pt.lvector("z")
-    return pytensor.function([value], pm.logp(pmp.ProperColoring.dist(edges, q=q, n=n), value))
+    return pytensor.function([value], pm.logp(pmp.ProperColoring.dist(edges, q=q, n=n), value),
+                             mode=REFERENCE_MODE)
 
 
 # --------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import check_log_preds, load_all_but
+from helpers import REFERENCE_MODE, check_log_preds, load_all_but
 from scipy import stats as sps
 
 import pymc_partitions as pmp
@@ -83,11 +83,11 @@ def logp_fn(dist_cls, dims, hypers):
     if dist_cls is pmp.CollapsedDirichletMultinomial:
         y, t = pt.tensor3("y", dtype="float64"), pt.dmatrix("t")
         rv = dist_cls.dist(z, pt.as_tensor(hypers[0]), t)
-        f = pytensor.function([z, y, t], pm.logp(rv, y).sum())
+        f = pytensor.function([z, y, t], pm.logp(rv, y).sum(), mode=REFERENCE_MODE)
         return lambda labels, x: float(f(labels, x, x.sum(axis=2)))
     y = pt.dmatrix("y")
     rv = dist_cls.dist(z, *[np.asarray(h, dtype=float) for h in hypers], n_dims=dims)
-    f = pytensor.function([z, y], pm.logp(rv, y).sum())
+    f = pytensor.function([z, y], pm.logp(rv, y).sum(), mode=REFERENCE_MODE)
     return lambda labels, x: float(f(labels, x))
 
 

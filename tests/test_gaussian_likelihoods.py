@@ -10,6 +10,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 from helpers import (
+    REFERENCE_MODE,
     assert_exact,
     check_log_preds,
     load_all_but,
@@ -18,7 +19,6 @@ from helpers import (
 )
 
 import pymc_partitions as pmp
-from pymc_partitions.versions import small_function_mode
 from pymc_partitions.kernels import (
     assign_labels,
     gibbs,
@@ -73,7 +73,7 @@ def likelihood_logp_fn(dist_cls, n_dims, hypers):
                   for j, h in enumerate(hypers)]
         rv = dist_cls.dist(z, *inputs, n_dims=n_dims)
         _LOGP_FNS[key] = pytensor.function([z, y, *inputs], pm.logp(rv, y).sum(),
-                                           mode=small_function_mode())
+                                           mode=REFERENCE_MODE)
     fn = _LOGP_FNS[key]
     values = [np.asarray(h, dtype=np.float64) for h in hypers]
     return lambda labels, x: float(fn(np.asarray(labels, dtype=np.int64), x, *values))
@@ -136,7 +136,7 @@ def test_block_move_probabilities_equal_model_ratios():
         z = pmp.CRP("z", alpha=alpha, n=n)
         pmp.CollapsedMvNormal("ym", z, *hm, observed=xm)
         pmp.CollapsedNIW("yn", z, *hn, observed=xn)
-    fn = model.compile_logp(jacobian=False, mode=small_function_mode())
+    fn = model.compile_logp(jacobian=False, mode=REFERENCE_MODE)
     pm_, pn_ = mv_normal.make_params(*hm, n=n), niw.make_params(*hn, n=n)
     for trial in range(4):
         labels = pmp.canonicalize(rng.integers(0, 3, n))
@@ -261,7 +261,7 @@ def test_logp_gradients_in_matrix_hyperparameters():
     for rv, inputs, values in cases:
         lp = pm.logp(rv, y).sum()
         f = pytensor.function([z, y, *inputs], [lp, *pytensor.grad(lp, inputs)],
-                              mode=small_function_mode())
+                              mode=REFERENCE_MODE)
         out = f(labels, x, *values)
         for j, grad in enumerate(out[1:]):
             e = np.array([[0.0, 1.0], [1.0, 0.0]])  # symmetric direction

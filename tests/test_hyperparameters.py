@@ -21,7 +21,7 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import assert_exact, binary_data, exact_hyper_means, exact_posterior, two_groups
+from helpers import REFERENCE_MODE, assert_exact, binary_data, exact_hyper_means, exact_posterior, two_groups
 from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
 from pymc.step_methods.compound import Competence, CompoundStep
 from scipy.special import expit
@@ -200,9 +200,11 @@ def test_prior_from_block_sizes_equals_model_logp(prior):
             z = pmp.MFM("z", n=n, gamma=pm.HalfNormal("h", 1.0), k_prior=[0.2, 0.3, 0.1, 0.4])
     others = [model.rvs_to_values[v] for v in model.free_RVs if v is not z]
     logp = model.compile_fn(model.logp(vars=[z], jacobian=False),
-                            inputs=[model.rvs_to_values[z], *others], point_fn=False)
+                            inputs=[model.rvs_to_values[z], *others], point_fn=False,
+                            mode=REFERENCE_MODE)
     hypers = model.compile_fn(model.replace_rvs_by_values(z.owner.op.dist_params(z.owner)[:-1]),
-                              inputs=others, point_fn=False, on_unused_input="ignore")
+                              inputs=others, point_fn=False, on_unused_input="ignore",
+                              mode=REFERENCE_MODE)
     rng = np.random.default_rng(7)
     for _ in range(20):
         labels = _random_labels(rng, n)

@@ -10,7 +10,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 import scipy.sparse as sp
-from helpers import assert_exact, load_all_but, random_block_move
+from helpers import REFERENCE_MODE, assert_exact, load_all_but, random_block_move
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
@@ -48,7 +48,7 @@ def _irm_logp():
     z, y = pt.lvector("z"), pt.dmatrix("A")
     a, b = pt.dscalar("a"), pt.dscalar("b")
     rv = pmp.IRM.dist(z, a=a, b=b)
-    return pytensor.function([z, y, a, b], pm.logp(rv, y))
+    return pytensor.function([z, y, a, b], pm.logp(rv, y), mode=REFERENCE_MODE)
 
 
 def irm_logp_fn(a, b):

@@ -8,7 +8,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import load_all_but, random_block_move
+from helpers import REFERENCE_MODE, load_all_but, random_block_move
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, summarise, sweep_block
@@ -28,7 +28,7 @@ def likelihood_logp_fn(dist_cls, n_dims, hyper_values):
     y = pt.dmatrix("y")
     rv = dist_cls.dist(z, *[pt.as_tensor(np.asarray(h, dtype=float)) for h in hyper_values],
                        n_dims=n_dims)
-    return pytensor.function([z, y], pm.logp(rv, y).sum())
+    return pytensor.function([z, y], pm.logp(rv, y).sum(), mode=REFERENCE_MODE)
 
 
 CASES = {

@@ -25,7 +25,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 import xarray as xr
-from helpers import KernelChain, exact_posterior, sample
+from helpers import REFERENCE_MODE, KernelChain, exact_posterior, sample
 from scipy.special import logsumexp
 
 import pymc_partitions as pmp
@@ -68,13 +68,13 @@ def logp_fn(build, ndim):
     labels and data of any number of items."""
     z = pt.lvector("z")
     y = pt.tensor("y", shape=(None,) * ndim, dtype="float64")
-    fn = pytensor.function([z, y], pm.logp(build(z, y), y).sum())
+    fn = pytensor.function([z, y], pm.logp(build(z, y), y).sum(), mode=REFERENCE_MODE)
     return lambda labels, x: float(fn(np.asarray(labels, dtype=np.int64), x))
 
 
 def crp_logp(alpha, n):
     z = pt.lvector("z")
-    fn = pytensor.function([z], pm.logp(pmp.CRP.dist(alpha=alpha, n=n), z))
+    fn = pytensor.function([z], pm.logp(pmp.CRP.dist(alpha=alpha, n=n), z), mode=REFERENCE_MODE)
     return lambda labels: float(fn(np.asarray(labels, dtype=np.int64)))
 
 
@@ -213,8 +213,8 @@ def test_free_hyperparameters_are_read_per_draw():
     ll = pmp.compute_log_likelihood(idata, model)["log_likelihood"]["y"].values
     zs, ys, a_s, s_s = pt.lvector(), pt.dmatrix(), pt.dscalar(), pt.dscalar()
     f = pytensor.function([zs, ys, s_s], pm.logp(
-        pmp.CollapsedNormal.dist(zs, 0.1, 1.2, s_s, n_dims=1), ys).sum())
-    g = pytensor.function([zs, a_s], pm.logp(pmp.CRP.dist(alpha=a_s, n=N), zs))
+        pmp.CollapsedNormal.dist(zs, 0.1, 1.2, s_s, n_dims=1), ys).sum(), mode=REFERENCE_MODE)
+    g = pytensor.function([zs, a_s], pm.logp(pmp.CRP.dist(alpha=a_s, n=N), zs), mode=REFERENCE_MODE)
     for c in range(2):
         for d in range(4):
             a, sd = alphas[c, d], sigmas[c, d]
@@ -254,7 +254,7 @@ def test_colouring_other_likelihood_and_energy():
                                        extend_inferencedata=False, progressbar=False)
     assert list(ll.data_vars) == ["y"]
     zs = pt.lvector()
-    g = pytensor.function([zs], pm.logp(pmp.ProperColoring.dist(edges, q=q, n=N), zs))
+    g = pytensor.function([zs], pm.logp(pmp.ProperColoring.dist(edges, q=q, n=N), zs), mode=REFERENCE_MODE)
     prior = lambda zz: float(g(zz))
     f_y = logp_fn(lambda z, y: pmp.CollapsedNormal.dist(z, 0.0, 1.3, 0.8, n_dims=2), 2)
     others = [
@@ -324,7 +324,7 @@ def exact_elpd_terms():
     y = _data8()
     zs, ys = pt.lvector(), pt.dmatrix()
     f = pytensor.function([zs, ys], pm.logp(
-        pmp.CollapsedNormal.dist(zs, H8["mu0"], H8["tau"], H8["sigma"], n_dims=1), ys).sum())
+        pmp.CollapsedNormal.dist(zs, H8["mu0"], H8["tau"], H8["sigma"], n_dims=1), ys).sum(), mode=REFERENCE_MODE)
     priors = {n: crp_logp(ALPHA8, n) for n in (N8, N8 - 1)}
 
     def log_marginal(x):

@@ -9,7 +9,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import assert_exact, binary_data, random_block_move, sample
+from helpers import REFERENCE_MODE, assert_exact, binary_data, random_block_move, sample
 from scipy.stats import poisson
 
 import pymc_partitions as pmp
@@ -83,7 +83,7 @@ def prior_logp(case):
 
 def logp_fn(dist):
     value = pt.lvector("z")
-    return pytensor.function([value], pm.logp(dist, value))
+    return pytensor.function([value], pm.logp(dist, value), mode=REFERENCE_MODE)
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,7 +91,7 @@ def likelihood_logp(d):
     """Compiled Beta-Bernoulli(0.7, 1.2) log likelihood as a function of (z, y)."""
     z, y = pt.lvector("z"), pt.dmatrix("y")
     rv = pmp.CollapsedBetaBernoulli.dist(z, 0.7, 1.2, n_dims=d)
-    return pytensor.function([z, y], pm.logp(rv, y).sum())
+    return pytensor.function([z, y], pm.logp(rv, y).sum(), mode=REFERENCE_MODE)
 
 
 def random_labels(rng, n, case):

@@ -6,7 +6,7 @@ import pymc as pm
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from helpers import alpha_free_bernoulli_model, assert_exact, binary_data, sample
+from helpers import REFERENCE_MODE, alpha_free_bernoulli_model, assert_exact, binary_data, sample
 
 import pymc_partitions as pmp
 from pymc_partitions.kernels import assign_labels, new_state, split_merge
@@ -157,7 +157,8 @@ class Model:
         crp_rv = pmp.CRP.dist(alpha=alpha, n=n)
         lik = pmp.CollapsedBetaBernoulli.dist(zv, a, b, n_dims=d)
         self.log_joint = pytensor.function(
-            [zv], pm.logp(crp_rv, zv) + pm.logp(lik, pt.as_tensor(self.x)).sum()
+            [zv], pm.logp(crp_rv, zv) + pm.logp(lik, pt.as_tensor(self.x)).sum(),
+            mode=REFERENCE_MODE,
         )
         self.prior = crp.make_params(alpha, n)
         self.params = beta_bernoulli.make_params(np.full(d, a), np.full(d, b))
@@ -197,7 +198,8 @@ class Model:
             zv = pt.lvector("z")
             crp_rv = pmp.CRP.dist(alpha=self.alpha, n=x.shape[0])
             lik = pmp.CollapsedBetaBernoulli.dist(zv, self.a, self.b, n_dims=x.shape[1])
-            fn = pytensor.function([zv], pm.logp(crp_rv, zv) + pm.logp(lik, pt.as_tensor(x)).sum())
+            fn = pytensor.function([zv], pm.logp(crp_rv, zv) + pm.logp(lik, pt.as_tensor(x)).sum(),
+                                   mode=REFERENCE_MODE)
             sub.log_joint = lambda z, fn=fn: fn(pmp.canonicalize(z))
             cache[key] = sub
         return cache[key]

@@ -1,10 +1,10 @@
 """pmp.SubClusters for every collapsed likelihood with conjugate block-parameter draws
 (issue 33): the explicit-parameter primitives of each component (kernels/components/
-*.py; Chang & Fisher 2013, §4 eq. 8) against scipy's densities and against the
-closed-form conjugate posteriors of the distribution classes (the NumPy reference of
-``block_posterior_draw``), then the sampler against the exact posterior over all set
-partitions (CRP, n = 5, fixed hyperparameters), and the refusals of likelihoods
-without explicit draws."""
+*.py; the conjugate posteriors Chang & Fisher 2013 draw block parameters from)
+against scipy's densities and against the closed-form conjugate posteriors of the
+distribution classes (the NumPy reference of ``block_posterior_draw``), then the
+sampler against the exact posterior over all set partitions (CRP, n = 5, fixed
+hyperparameters), and the refusals of likelihoods without explicit draws."""
 
 import numpy as np
 import pymc as pm

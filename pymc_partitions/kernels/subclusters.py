@@ -1,29 +1,33 @@
 r"""The sub-cluster split-merge sampler (Chang & Fisher 2013), in an exact form.
 
 Chang & Fisher (2013), "Parallel Sampling of DP Mixture Models using Sub-Cluster
-Splits", NeurIPS 26. One iteration (:func:`subclusters_iteration`):
+Splits", NeurIPS 26. The steps are cited by the paper's names for them (the
+restricted Gibbs sampler's weights, parameters and labels; the sub-cluster updates;
+the split and merge Hastings ratios H_split, H_merge), not by section and equation
+numbers: the paper's text was not reachable from this project to check them. One
+iteration (:func:`subclusters_iteration`):
 
-1. **Weights and parameters** (§4, eqs. 7-8). Given the partition, each block's
+1. **Weights and parameters** (restricted Gibbs sampler). Given the partition, each block's
    weight and parameters are drawn from their conditional posterior: the weights of
    the K blocks from Dir(n_1 - d, ..., n_K - d, alpha + K d) (d = 0: the CRP; only
    the K block weights are needed, as independent Gamma(n_k - d) variates, their
    normaliser cancels), the parameters from the component's conjugate posterior
    (:mod:`.components.explicit`).
-2. **Restricted Gibbs update of every label in parallel** (§4, eq. 9): item i
+2. **Restricted Gibbs update of every label in parallel**: item i
    proposes block k with probability proportional to pi_k f(x_i | theta_k), k among
    the K existing blocks (numba ``prange``; item i's uniform is
    ``counter_uniform(key, i)``, so the result does not depend on the number of
-   threads). *Exact form.* The paper draws every label from eq. 9 at once; a block
+   threads). *Exact form.* The paper draws every label at once, each from pi_k f(x_i | theta_k); a block
    may then empty, where the Dirichlet of step 1 has no density (its parameter
    n_k - d would be <= 0), so that sweep is not a Gibbs step of the joint. Here each
    block keeps one *anchor* item, drawn uniformly from its members (an auxiliary
-   variable with probability prod_k 1/n_k); the others are drawn from eq. 9 in
+   variable with probability prod_k 1/n_k); the others are drawn from that law in
    parallel, and the whole proposal is accepted with Metropolis-Hastings probability
-   min(1, prod_k n_k / n'_k) (the anchors' density ratio; the eq. 9 factors cancel
+   min(1, prod_k n_k / n'_k) (the anchors' density ratio; the label factors cancel
    against the proposal). No block empties, K is unchanged.
-3. **Split and merge proposals with sub-clusters** (§5, §5.1). A split of a block
+3. **Split and merge proposals with sub-clusters**. A split of a block
    proposes its two sub-clusters; a merge of blocks a and b proposes their union;
-   both are accepted with the paper's Hastings ratios H_split, H_merge (§5.1): the
+   both are accepted with the paper's Hastings ratios H_split, H_merge: the
    *collapsed* target ratio, prior ratio times the ratio of marginal likelihoods
    (:func:`~.components.log_marginal`), with no proposal term. *Exact form.* The
    paper keeps the sub-clusters (sub-labels, sub-weights Dir(n_kl + alpha/2,
@@ -43,7 +47,7 @@ Splits", NeurIPS 26. One iteration (:func:`subclusters_iteration`):
    - on the items S of the block(s), in item order, launch two sub-clusters from
      the seeds i (sub-label 0) and j (sub-label 1), parameters drawn from the
      posterior given the seed alone, weights 1/2; then ``n_launch`` rounds of the
-     paper's sub-cluster updates (§5: sub-labels in parallel given sub-weights and
+     paper's sub-cluster updates (sub-labels in parallel given sub-weights and
      sub-parameters, then sub-weights Dir(n_0 + 1/2, n_1 + 1/2) and sub-parameters
      from their conjugate posteriors), then one more draw of the sub-labels, the
      seeds keeping theirs. Every draw comes from a stream seeded by the key, so the
@@ -210,7 +214,7 @@ def _assign_blocks(labels, active, n_active, anchor, log_pi, theta, params, data
 @primitive
 def _assign_sub_item(p, items, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub,
                      lp, alt):
-    """Sub-label of ``items[p]`` given the sub-weights and sub-parameters (§5):
+    """Sub-label of ``items[p]`` given the sub-weights and sub-parameters (the paper's sub-cluster update):
     ``sub[p]`` in {0, 1} drawn (its mode when ``key == HARD_KEY``; ``forced[p]`` when
     ``forced[p] >= 0``), ``lp[p]``
     its log probability, ``alt[p]`` that of the other sub-label."""

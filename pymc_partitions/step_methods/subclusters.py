@@ -67,18 +67,18 @@ class SubClusters(PartitionStep):
     Chang & Fisher (2013), *Parallel Sampling of DP Mixture Models using Sub-Cluster
     Splits* (NeurIPS 26), in an exact form (the kernel module
     :mod:`pymc_partitions.kernels.subclusters` states each step, the paper's
-    equations and where this differs from the paper, and why). Each iteration:
+    formulas and where this differs from the paper, and why). Each iteration:
 
-    1. draws the blocks' weights (Dirichlet given the block sizes, §4 eq. 7) and
-       parameters (conjugate posteriors, eq. 8);
-    2. updates every label given them, in parallel across cores (eq. 9; restricted
+    1. draws the blocks' weights (Dirichlet given the block sizes) and
+       parameters (conjugate posteriors), as the paper's restricted Gibbs sampler;
+    2. updates every label given them, in parallel across cores (restricted
        to the existing blocks; one anchor item per block and a Metropolis-Hastings
        correction keep it exact);
     3. makes ``n_proposals`` split or merge proposals: a split proposes the two
-       sub-clusters of a block (§5), launched from the block's items by
+       sub-clusters of a block, launched from the block's items by
        ``n_launch`` rounds of the paper's sub-cluster updates; a merge proposes the
        union of two blocks; both accepted with the collapsed target's ratio (the
-       paper's H, §5.1) times the exact Hastings term of the proposal.
+       paper's H_split and H_merge) times the exact Hastings term of the proposal.
 
     4. with ``vars=[z, sigma]`` (a likelihood hyperparameter beside the partition;
        beyond the paper): ``n_joint`` split or merge proposals that move the
@@ -130,7 +130,7 @@ class SubClusters(PartitionStep):
         Rounds of sub-cluster updates that launch each proposal's sub-clusters.
     launch : {"hard", "sampled"}, default "hard"
         ``"sampled"``: the launch draws the sub-labels from their conditionals, as the
-        paper's sub-cluster updates (§5); ``"hard"``: it takes their modes (2-means
+        paper's sub-cluster updates; ``"hard"``: it takes their modes (2-means
         in the likelihood's own metric), so a proposed split does not scatter the
         items near the boundary at random. Both are exact (the proposal need only be
         a deterministic function of auxiliaries drawn independently of the state);

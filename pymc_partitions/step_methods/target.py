@@ -209,14 +209,19 @@ class PartitionTarget:
         # The random variables' own names ('a', not its value variable 'a_log__'),
         # for messages.
         self.input_rv_names = [model.values_to_rvs[v].name for v in self.input_vars]
+        self._constant = not self.input_vars
         kwargs = dict(compile_kwargs or {})
         kwargs.setdefault("on_unused_input", "ignore")
-        if small_function_mode() is not None:
+        if self._constant:
+            # Read once per chain (data may change between chains): PyTensor's Python
+            # VM links it at once, where the C VM spends ~0.5 s per new C module on
+            # a cold compile directory for a function it would call a handful of times.
+            kwargs.setdefault("mode", "FAST_COMPILE")
+        elif small_function_mode() is not None:
             kwargs.setdefault("mode", small_function_mode())
         fn = model.compile_fn(outs, inputs=self.input_vars, point_fn=False, **kwargs)
         fn.trust_input = True
         self._hyper_fn = fn
-        self._constant = not self.input_vars
 
     # ----------------------------------------------------------------- per iteration
     def hyper_values(self, point):
