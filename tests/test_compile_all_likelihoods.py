@@ -46,14 +46,19 @@ Exceptions:
   concentration with a length-C vector prior.
 
 Compilation modes (:func:`full_mode`): the all-free D = 3 case of each likelihood
-(its largest graph) compiles in the suite's real mode, PyTensor's default on
-PyTensor 2 and the C VM on PyTensor 3 (``versions.small_function_mode``, as the rest
-of the suite; ``PMP_COMPILE_DEFAULT_BACKEND=1`` for PyMC 6's default numba
-backend); the others in ``FAST_COMPILE``. The loop sat in PyMC's pre-gradient
-rewrites (``rewrite_pregrad``), which run before and whatever the compilation mode,
-so every case still meets it; ``PMP_COMPILE_FULL=1`` compiles every case in the real
-mode (about 10 CPU minutes on PyTensor 3, 5 on PyTensor 2). ``D = 1`` covariances
-are a free variance (PyMC 6's ``LKJCholeskyCov`` fails for n = 1).
+(its largest graph) goes through the real mode's rewrites (``fast_run``:
+canonicalize, stabilize, specialize, fusion), linked by PyTensor's Python VM; the
+others compile in ``FAST_COMPILE``. The loop sat in PyMC's pre-gradient rewrites
+(``rewrite_pregrad``), which run before and whatever the compilation mode, so every
+case still meets it; a loop in the real mode's own rewrites would be met by the
+largest graphs. Why not the C VM for those: what can hang is a rewrite, not the C
+compiler, and the C compilation of the eleven largest graphs cost about 64 s of each
+CI stack (this file: 142 s -> 78 s on Python 3.11 with an empty PyTensor compile
+directory). ``PMP_COMPILE_FULL_LINK=1`` links them with the suite's C VM as before
+(``versions.small_function_mode``), ``PMP_COMPILE_DEFAULT_BACKEND=1`` with PyMC 6's
+default numba backend; ``PMP_COMPILE_FULL=1`` takes every case through the real
+mode's rewrites. ``D = 1`` covariances are a free variance (PyMC 6's
+``LKJCholeskyCov`` fails for n = 1).
 
 Each case's times (wall clock and CPU, the latter fairer under contention) are
 printed (``pytest -rP`` or ``-s`` shows them), with the worst compile time per
@@ -113,12 +118,10 @@ def cases(likelihood):
 
 
 def full_mode(likelihood, d, free, vector):
-    """Whether a case compiles in the suite's real mode (PyTensor's default on
-    PyTensor 2, the C VM on PyTensor 3): the largest graph of each likelihood (all
-    free, D = 3), or every case with ``PMP_COMPILE_FULL=1``. The other cases compile
-    in ``FAST_COMPILE``: the loop was in PyMC's pre-gradient rewrites, which run
-    whatever the mode, and the real mode's C compilation of all 57 cases would take
-    ~10 CPU minutes on PyTensor 3."""
+    """Whether a case goes through the real mode's rewrites (see :func:`_mode`): the
+    largest graph of each likelihood (all free, D = 3), or every case with
+    ``PMP_COMPILE_FULL=1``. The other cases compile in ``FAST_COMPILE``: the loop was
+    in PyMC's pre-gradient rewrites, which run whatever the mode."""
     if os.environ.get("PMP_COMPILE_FULL") == "1":
         return True
     return (d, free, vector) == cases(likelihood)[-1]
@@ -266,11 +269,18 @@ def run_case(likelihood, d, free, vector):
 def _mode(full):
     if not full:
         return "FAST_COMPILE"
-    if os.environ.get("PMP_COMPILE_DEFAULT_BACKEND") != "1":
+    if os.environ.get("PMP_COMPILE_DEFAULT_BACKEND") == "1":
+        return pytensor.config.mode
+    if os.environ.get("PMP_COMPILE_FULL_LINK") == "1":
         from pymc_partitions.versions import small_function_mode
 
         return small_function_mode() or pytensor.config.mode
-    return pytensor.config.mode
+    # The real mode's rewrites (FAST_RUN: canonicalize, stabilize, specialize, fusion),
+    # where a rewrite loop would hang, linked by the Python VM: no C compilation.
+    from pytensor.compile.mode import Mode
+    from pytensor.link.vm import VMLinker
+
+    return Mode(linker=VMLinker(use_cloop=False, c_thunks=False), optimizer="fast_run")
 
 
 def worker(likelihoods):
