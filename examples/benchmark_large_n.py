@@ -190,10 +190,10 @@ def oracle_ari(y, truth):
     weights, shared isotropic noise: the Bayes classifier given the generating
     parameters; centres estimated by the clusters' means, exact to O(1/sqrt(n/10)))."""
     centres = np.stack([y[truth == k].mean(0) for k in range(truth.max() + 1)])
-    nearest = np.empty_like(truth)
-    for start in range(0, len(y), 100_000):  # (chunk, K, d) at a time
-        chunk = y[start:start + 100_000]
-        nearest[start:start + 100_000] = np.argmin(
+    nearest, rows = np.empty_like(truth), 100_000  # (rows, K, d) distances at a time
+    for start in range(0, len(y), rows):
+        chunk = y[start:start + rows]
+        nearest[start:start + rows] = np.argmin(
             ((chunk[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
     return ari(truth, nearest)
 

@@ -21,7 +21,14 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
-from helpers import REFERENCE_MODE, assert_exact, binary_data, exact_hyper_means, exact_posterior, two_groups
+from helpers import (
+    REFERENCE_MODE,
+    assert_exact,
+    binary_data,
+    exact_hyper_means,
+    exact_posterior,
+    two_groups,
+)
 from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
 from pymc.step_methods.compound import Competence, CompoundStep
 from scipy.special import expit

@@ -254,7 +254,8 @@ def test_colouring_other_likelihood_and_energy():
                                        extend_inferencedata=False, progressbar=False)
     assert list(ll.data_vars) == ["y"]
     zs = pt.lvector()
-    g = pytensor.function([zs], pm.logp(pmp.ProperColoring.dist(edges, q=q, n=N), zs), mode=REFERENCE_MODE)
+    g = pytensor.function([zs], pm.logp(pmp.ProperColoring.dist(edges, q=q, n=N), zs),
+                          mode=REFERENCE_MODE)
     prior = lambda zz: float(g(zz))
     f_y = logp_fn(lambda z, y: pmp.CollapsedNormal.dist(z, 0.0, 1.3, 0.8, n_dims=2), 2)
     others = [
@@ -324,7 +325,8 @@ def exact_elpd_terms():
     y = _data8()
     zs, ys = pt.lvector(), pt.dmatrix()
     f = pytensor.function([zs, ys], pm.logp(
-        pmp.CollapsedNormal.dist(zs, H8["mu0"], H8["tau"], H8["sigma"], n_dims=1), ys).sum(), mode=REFERENCE_MODE)
+        pmp.CollapsedNormal.dist(zs, H8["mu0"], H8["tau"], H8["sigma"], n_dims=1), ys).sum(),
+        mode=REFERENCE_MODE)
     priors = {n: crp_logp(ALPHA8, n) for n in (N8, N8 - 1)}
 
     def log_marginal(x):

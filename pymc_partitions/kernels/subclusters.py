@@ -7,26 +7,26 @@ the split and merge Hastings ratios H_split, H_merge), not by section and equati
 numbers: the paper's text was not reachable from this project to check them. One
 iteration (:func:`subclusters_iteration`):
 
-1. **Weights and parameters** (restricted Gibbs sampler). Given the partition, each block's
-   weight and parameters are drawn from their conditional posterior: the weights of
-   the K blocks from Dir(n_1 - d, ..., n_K - d, alpha + K d) (d = 0: the CRP; only
+1. **Weights and parameters** (restricted Gibbs sampler). Given the partition, each
+   block's weight and parameters are drawn from their conditional posterior: the
+   weights of the K blocks from Dir(n_1 - d, ..., n_K - d, alpha + K d) (d = 0: the CRP; only
    the K block weights are needed, as independent Gamma(n_k - d) variates, their
    normaliser cancels), the parameters from the component's conjugate posterior
    (:mod:`.components.explicit`).
-2. **Restricted Gibbs update of every label in parallel**: item i
-   proposes block k with probability proportional to pi_k f(x_i | theta_k), k among
-   the K existing blocks (numba ``prange``; item i's uniform is
-   ``counter_uniform(key, i)``, so the result does not depend on the number of
-   threads). *Exact form.* The paper draws every label at once, each from pi_k f(x_i | theta_k); a block
-   may then empty, where the Dirichlet of step 1 has no density (its parameter
-   n_k - d would be <= 0), so that sweep is not a Gibbs step of the joint. Here each
-   block keeps one *anchor* item, drawn uniformly from its members (an auxiliary
-   variable with probability prod_k 1/n_k); the others are drawn from that law in
-   parallel, and the whole proposal is accepted with Metropolis-Hastings probability
+2. **Restricted Gibbs update of every label in parallel**: item i proposes block k
+   with probability proportional to pi_k f(x_i | theta_k), k among the K existing
+   blocks (numba ``prange``; item i's uniform is ``counter_uniform(key, i)``, so the
+   result does not depend on the number of threads). *Exact form.* The paper draws
+   every label at once, each from pi_k f(x_i | theta_k); a block may then empty,
+   where the Dirichlet of step 1 has no density (its parameter n_k - d would be
+   <= 0), so that sweep is not a Gibbs step of the joint. Here each block keeps one
+   *anchor* item, drawn uniformly from its members (an auxiliary variable with
+   probability prod_k 1/n_k); the others are drawn from that law in parallel, and
+   the whole proposal is accepted with Metropolis-Hastings probability
    min(1, prod_k n_k / n'_k) (the anchors' density ratio; the label factors cancel
    against the proposal). No block empties, K is unchanged.
-3. **Split and merge proposals with sub-clusters**. A split of a block
-   proposes its two sub-clusters; a merge of blocks a and b proposes their union;
+3. **Split and merge proposals with sub-clusters.** A split of a block proposes
+   its two sub-clusters; a merge of blocks a and b proposes their union;
    both are accepted with the paper's Hastings ratios H_split, H_merge: the
    *collapsed* target ratio, prior ratio times the ratio of marginal likelihoods
    (:func:`~.components.log_marginal`), with no proposal term. *Exact form.* The
@@ -214,10 +214,10 @@ def _assign_blocks(labels, active, n_active, anchor, log_pi, theta, params, data
 @primitive
 def _assign_sub_item(p, items, log_pib0, log_pib1, sub_theta, params, data, key, forced, sub,
                      lp, alt):
-    """Sub-label of ``items[p]`` given the sub-weights and sub-parameters (the paper's sub-cluster update):
-    ``sub[p]`` in {0, 1} drawn (its mode when ``key == HARD_KEY``; ``forced[p]`` when
-    ``forced[p] >= 0``), ``lp[p]``
-    its log probability, ``alt[p]`` that of the other sub-label."""
+    """Sub-label of ``items[p]`` given the sub-weights and sub-parameters (the paper's
+    sub-cluster update): ``sub[p]`` in {0, 1} drawn (its mode when ``key == HARD_KEY``;
+    ``forced[p]`` when ``forced[p] >= 0``), ``lp[p]`` its log probability, ``alt[p]``
+    that of the other sub-label."""
     i = items[p]
     l0 = log_pib0 + log_density_explicit(params, sub_theta, 0, data, i)
     l1 = log_pib1 + log_density_explicit(params, sub_theta, 1, data, i)
