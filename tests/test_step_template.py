@@ -29,6 +29,7 @@ STEPS = {
     "ARM": (pmp.ARM, {}),
     "PBC": (pmp.PBC, {"temperatures": (2.0, 1.0)}),
     "CoupledGibbs": (pmp.CoupledGibbs, {}),
+    "SubClusters": (pmp.SubClusters, {}),
 }
 
 
