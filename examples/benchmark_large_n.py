@@ -3,6 +3,7 @@
 Run:  python examples/benchmark_large_n.py                  # the issue's must-show set
       python examples/benchmark_large_n.py --full           # N = 10^3 ... 10^5, D = 2, 10
       python examples/benchmark_large_n.py --million        # N = 10^6, D = 1, SubClusters
+      python examples/benchmark_large_n.py --landscape      # why two-way splits stall there
       python examples/benchmark_large_n.py --sizes 10000 --dims 2 --regimes separated \\
           --methods subclusters sklearn
 
@@ -121,6 +122,10 @@ def run_pymc(y, method, iterations, within):
         extra = (f"joint splits {int(s['joint_split_accepted'].sum())}/"
                  f"{int(s['joint_split_proposed'].sum())}, joint merges "
                  f"{int(s['joint_merge_accepted'].sum())}/{int(s['joint_merge_proposed'].sum())}"
+                 f", k-way splits {int(s['multiway_split_accepted'].sum())}/"
+                 f"{int(s['multiway_split_proposed'].sum())}, k-way merges "
+                 f"{int(s['multiway_merge_accepted'].sum())}/"
+                 f"{int(s['multiway_merge_proposed'].sum())}"
                  f", splits {int(s['split_accepted'].sum())}/{int(s['split_proposed'].sum())}"
                  f", merges {int(s['merge_accepted'].sum())}/{int(s['merge_proposed'].sum())}")
     return idata.posterior["z"].values[0], marks - first, extra
@@ -198,6 +203,55 @@ def oracle_ari(y, truth):
     return ari(truth, nearest)
 
 
+def log_posterior_at_best_sigma(y, labels, alpha=1.0):
+    """max over sigma of log p(z) + log p(sigma) + log p(y | z, sigma) for the
+    benchmark's model (CRP(alpha), sigma ~ HalfNormal(1) on sigma's own scale,
+    CollapsedNormal with mu0 = 0, tau = 1), from the blocks' counts, sums and sums of
+    squares; and that sigma."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import gammaln
+
+    _, labels = np.unique(labels, return_inverse=True)
+    k = labels.max() + 1
+    count = np.bincount(labels, minlength=k).astype(float)
+    sums = np.stack([np.bincount(labels, y[:, c], k) for c in range(y.shape[1])], axis=1)
+    squares = np.bincount(labels, (y * y).sum(1), k)
+
+    def negative(log_sigma):
+        var = np.exp(2.0 * log_sigma)
+        precision = 1.0 + count / var  # tau = 1
+        log_lik = np.sum(-0.5 * count * y.shape[1] * np.log(2 * np.pi * var)
+                         - 0.5 * squares / var - 0.5 * y.shape[1] * np.log(precision)
+                         + 0.5 * (sums ** 2).sum(1) / var ** 2 / precision)
+        return -(log_lik - 0.5 * var)
+
+    best = minimize_scalar(negative, bounds=(-8.0, 2.0), method="bounded")
+    log_crp = (k * np.log(alpha) + gammaln(count).sum() + gammaln(alpha)
+               - gammaln(alpha + len(y)))
+    return -best.fun + log_crp, float(np.exp(best.x))
+
+
+def landscape(n=1_000_000):
+    """Why two-way splits leave the one block on ten clusters on a line: the log
+    posterior (sigma at its best) of splits of the one block along the true gaps,
+    against the one block."""
+    y, truth = gaussians(n, 1, "separated")
+    one, sigma_one = log_posterior_at_best_sigma(y, np.zeros(n, dtype=np.int64))
+    order = np.argsort([y[truth == c, 0].mean() for c in range(10)])
+    rank = np.argsort(order)[truth]  # each item's cluster's place on the line
+    print(f"N = {n}, D = 1, ten separated clusters: log posterior at the best sigma, minus "
+          f"the one block's ({one:,.0f} at sigma {sigma_one:.3f})")
+    print("| partition | blocks | gain (nats) | best sigma |\n|---|---|---|---|")
+    rows = [(f"cut after cluster {c} of 10", rank >= c) for c in range(1, 10)]
+    rows += [(f"{k} even runs of clusters", np.searchsorted(
+        np.cumsum([len(g) for g in np.array_split(np.arange(10), k)]), rank, side="right"))
+        for k in (3, 4, 5)]
+    rows.append(("the truth", truth))
+    for name, labels in rows:
+        value, sigma = log_posterior_at_best_sigma(y, labels.astype(np.int64))
+        print(f"| {name} | {len(np.unique(labels))} | {value - one:+,.0f} | {sigma:.3f} |")
+
+
 def bench(n, d, regime, methods, iterations):
     y, truth = gaussians(n, d, regime)
     within = float(np.mean(np.std(y[truth == 0], axis=0)))
@@ -236,7 +290,13 @@ def main():
                         help="N = 10^3, 10^4, 10^5 x D = 2, 10 x both regimes")
     parser.add_argument("--million", action="store_true",
                         help="N = 10^6, D = 1, separated, SubClusters only (memory printed)")
+    parser.add_argument("--landscape", action="store_true",
+                        help="N = 10^6, D = 1: the posterior's gain of splits of the one "
+                             "block (why k-way joint moves are needed there)")
     args = parser.parse_args()
+    if args.landscape:
+        landscape()
+        return
     import numba
 
     print(f"numba threads: {numba.get_num_threads()}")

@@ -177,7 +177,9 @@ def test_refuses_unsupported_prior_and_likelihood():
 
 @pytest.mark.parametrize("kwargs, match", [({"n_launch": -1}, "n_launch"),
                                            ({"n_proposals": "many"}, "n_proposals"),
-                                           ({"launch": "soft"}, "launch")])
+                                           ({"launch": "soft"}, "launch"),
+                                           ({"ways": 2}, "ways"), ({"ways": -1}, "ways"),
+                                           ({"n_multiway": 1.5}, "n_multiway")])
 def test_invalid_settings(kwargs, match):
     model = bernoulli_model()
     with pytest.raises((TypeError, ValueError), match=match):
@@ -199,37 +201,88 @@ def sigma_model(n=6, seed=4):
     return model
 
 
-def sigma_chain(model, draws, seed):
-    """pmp.SubClusters([z, sigma]) with the joint moves doing most of the work (no
-    split/merge at fixed sigma)."""
+def sigma_chain(model=None, draws=4000, seed=7):
+    """``assert_exact``'s arguments for pmp.SubClusters([z, sigma]) with the joint moves
+    doing all the work on z: one two-way and two three-way joint proposals per
+    iteration (no split/merge at fixed sigma, no Gibbs sweeps). One chain checks both
+    kinds: each negative control below breaks one of them."""
+    model = sigma_model() if model is None else model
     step = pmp.SubClusters([model["z"], model["sigma"]], model=model, n_proposals=0,
-                           n_joint=3, n_launch=2, n_gibbs_sweeps=0)
-    return assert_exact, step, dict(model=model, draws=draws, seed=seed, step=[step],
-                                    grids=SIGMA_GRID)
+                           n_joint=1, ways=3, n_multiway=2, n_launch=2, n_gibbs_sweeps=0)
+    return dict(model=model, draws=draws, seed=seed, step=[step], grids=SIGMA_GRID)
 
 
 def test_joint_sigma_exact():
-    """z and sigma free, from SubClusters([z, sigma]) alone: z's marginal is exact and
-    joint splits and merges are accepted."""
-    model = sigma_model()
-    _, _, kwargs = sigma_chain(model, 3000, 5)
-    idata = assert_exact(**kwargs)[1]
+    """z and sigma free, from SubClusters([z, sigma])'s joint moves alone: z's marginal
+    is exact, and two-way and three-way joint splits and merges are all accepted."""
+    idata = assert_exact(**sigma_chain())[1]
     stats = idata.sample_stats
-    assert int(stats["joint_split_accepted"].sum()) > 0
-    assert int(stats["joint_merge_accepted"].sum()) > 0
+    for kind in ("joint_split", "joint_merge", "multiway_split", "multiway_merge"):
+        assert int(stats[f"{kind}_accepted"].sum()) > 0, kind
 
 
 def test_joint_merge_without_reverse_split_is_caught(monkeypatch):
-    """Dropping step 4 (a merge needs its reverse split) accepts merges with no
+    """Dropping step 4 (a two-way merge needs its reverse split) accepts merges with no
     reverse move: too few blocks, which the harness must catch."""
     from pymc_partitions.step_methods.subclusters import JointHyperparameter
 
     monkeypatch.setattr(JointHyperparameter, "reverse_split_exists",
                         staticmethod(lambda labels, j, items, sub: True))
-    model = sigma_model()
-    _, _, kwargs = sigma_chain(model, 3000, 5)
     with pytest.raises(AssertionError):
-        assert_exact(**kwargs)
+        assert_exact(**sigma_chain())
+
+
+def test_multiway_merge_without_reverse_split_is_caught(monkeypatch):
+    """Dropping the k-way merge's reverse check accepts merges of three blocks that no
+    split proposes: too few blocks, which the harness must catch."""
+    from pymc_partitions.step_methods.subclusters import JointHyperparameter
+
+    monkeypatch.setattr(JointHyperparameter, "multiway_reverse_exists",
+                        staticmethod(lambda blocks, sub, member_labels: True))
+    with pytest.raises(AssertionError):
+        assert_exact(**sigma_chain())
+
+
+def test_joint_moves_read_set_data_at_chain_start():
+    """pm.set_data after the step is built: a chain's k-way launches run on the new
+    values, and the chain finds the new grouping (items 0-9 with 30-39; the posterior
+    also visits singletons now and then, so pairs are averaged)."""
+    rng = np.random.default_rng(3)
+    two = np.r_[rng.normal(-3.0, 0.3, 20), rng.normal(3.0, 0.3, 20)]
+    new = np.r_[two[:10], two[20:], two[10:20]][:, None]  # 0-9 and 30-39: one group
+    with pm.Model() as model:
+        d = pm.Data("d", two[:, None])
+        z = pmp.CRP("z", alpha=1.0, n=40)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pmp.CollapsedNormal("y", partition=z, mu0=0.0, tau=5.0, sigma=sigma, observed=d)
+        step = pmp.SubClusters([z, sigma], ways=3)
+        pm.set_data({"d": new})
+    step.start_chain(np.random.default_rng(0))
+    np.testing.assert_array_equal(step._joint.points, new)
+    with model:
+        idata = pm.sample(30, tune=10, chains=1, step=[step], random_seed=2, progressbar=False,
+                          compute_convergence_checks=False)
+    z_draws = idata.posterior["z"].values[0]
+    group_a, group_b = np.r_[0:10, 30:40], np.arange(10, 30)
+    within = z_draws[:, group_a, None] == z_draws[:, None, group_a]
+    across = z_draws[:, group_a, None] == z_draws[:, None, group_b]
+    assert within.mean() > 0.8  # the old values would split 0-9 from 30-39
+    assert across.mean() < 0.05  # and join 0-9 with 10-19
+
+
+def test_kmeans_launch_is_deterministic_and_keeps_the_seeds():
+    from pymc_partitions.step_methods.subclusters import kmeans_launch
+
+    rng = np.random.default_rng(0)
+    points = np.concatenate([rng.normal(c, 0.1, (50, 1)) for c in (-3.0, 0.0, 3.0)])
+    seeds = np.array([10, 60, 140])
+    sub = kmeans_launch(points, seeds, 5)
+    np.testing.assert_array_equal(sub, np.repeat([0, 1, 2], 50))
+    # seeds in one cluster: the launch still keeps each seed's sub-label, and repeats
+    seeds = np.array([3, 7, 120])
+    first = kmeans_launch(points, seeds, 5)
+    np.testing.assert_array_equal(first[seeds], [0, 1, 2])
+    np.testing.assert_array_equal(first, kmeans_launch(points.copy(), seeds.copy(), 5))
 
 
 def test_joint_refuses_prior_hyperparameter_and_two_hyperparameters():
@@ -248,10 +301,12 @@ def test_joint_refuses_prior_hyperparameter_and_two_hyperparameters():
 
 def test_readme_large_n_snippet():
     """The README's SubClusters([z, sigma]) block: from one block it finds the three
-    groups within 30 iterations."""
+    groups within 30 iterations (three blocks of >= 1 % of the points; the posterior
+    keeps a few tiny blocks beside them now and then)."""
     from readme import run_snippet
 
     namespace = run_snippet("Large N (sub-cluster sampler)")
+    sizes = np.bincount(namespace["idata"].posterior["z"].values[0, -1])
+    assert int(np.sum(sizes >= 0.01 * sizes.sum())) == 3
     stats = namespace["idata"].sample_stats
-    assert int(stats["n_clusters"].values[0, -1]) == 3
     assert int(stats["joint_split_accepted"].sum()) >= 2

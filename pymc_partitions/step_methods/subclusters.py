@@ -3,9 +3,11 @@
 import collections
 import hashlib
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
+from scipy.cluster.vq import kmeans2
 from scipy.optimize import minimize_scalar
 
 from pymc_partitions.distributions.partition import PartitionPriorRV
@@ -45,6 +47,11 @@ class SubClustersInfo(NamedTuple):
     joint_split_proposed, joint_split_accepted, joint_merge_proposed, joint_merge_accepted
         The same for the joint moves of the partition and the likelihood
         hyperparameter (0 when the step samples the partition alone).
+    multiway_split_proposed, multiway_split_accepted, multiway_merge_proposed,
+    multiway_merge_accepted
+        The same for the k-way joint moves (``ways`` blocks made from one, or merged
+        into one); a proposal whose seeds neither share one block nor lie in ``ways``
+        different blocks is no move and counts as neither.
     slice_evals
         Log-density evaluations of the hyperparameter's slice update (0 without one).
     """
@@ -58,6 +65,10 @@ class SubClustersInfo(NamedTuple):
     joint_split_accepted: np.int64
     joint_merge_proposed: np.int64
     joint_merge_accepted: np.int64
+    multiway_split_proposed: np.int64
+    multiway_split_accepted: np.int64
+    multiway_merge_proposed: np.int64
+    multiway_merge_accepted: np.int64
     slice_evals: np.int64
 
 
@@ -89,14 +100,20 @@ class SubClusters(PartitionStep):
        n H(p) nats) exceeds the likelihood's gain, and sigma cannot shrink while z is
        one block (at N = 10^5, ten separated clusters in 2-D: 1 block after 100
        iterations with ``[z]`` alone; 12 blocks of >= 1 %, ARI 0.95, with
-       ``[z, sigma]``; ``examples/benchmark_large_n.py``). It does not help where
-       every two-way split of the one block loses posterior mass whatever sigma is,
-       as when the clusters are spread evenly (the benchmark's "overlapping" case,
-       and ten clusters on a line): halving an even 1-D spread divides its variance
-       by 4, a gain of (n/2) log 4 = n log 2 nats with sigma refitted, which the
-       CRP's penalty for a balanced split, n log 2, cancels; in D dimensions only
-       one of the D variances shrinks. Moves that split into more than two blocks
-       at once would be needed there.
+       ``[z, sigma]``; ``examples/benchmark_large_n.py``).
+    5. with ``vars=[z, sigma]`` and ``ways >= 3`` (beyond the paper):
+       ``n_multiway`` joint proposals that split one block into ``ways`` blocks at
+       once, or merge ``ways`` blocks into one, with the hyperparameter (step 5 of
+       :class:`JointHyperparameter`). Two-way splits are not always enough: on ten
+       clusters on a line (N = 10^6, 1-D, ``examples/benchmark_large_n.py
+       --million``), with sigma refitted, each of the nine two-way cuts of the one
+       block at the true gaps, and its splits into three or four even runs of
+       clusters, lose 5,102 to 200,442 nats of posterior mass (the CRP's penalty,
+       about n H(p), exceeds the gain: halving an even 1-D spread gains only n log
+       2), while five even runs gain 226,638 and the truth 1,228,985
+       (``examples/benchmark_large_n.py --landscape``).
+       So the one-block state is a local mode for every two-way move, and the chain
+       stayed there.
 
     New blocks appear only through splits. Weights, parameters and sub-clusters are
     drawn afresh each iteration, so hyperparameters may be sampled in the same
@@ -140,6 +157,18 @@ class SubClusters(PartitionStep):
         Joint proposals of the partition and the hyperparameter per iteration (step
         4; only with a hyperparameter in ``vars``). Each costs a few O(n D) reads of
         block statistics and two short 1-D optimisations (the Laplace proposals).
+    ways : int, default 5
+        k of the k-way joint moves (step 5; only with a hyperparameter in
+        ``vars``): a split makes ``ways`` blocks of one, launched by Lloyd's
+        k-means from ``ways`` seed items; 0 turns them off. The default is the
+        smallest k for which a split of the one block on the line of ten clusters
+        above gains posterior mass (even runs of clusters: 3 and 4 blocks lose, 5
+        gain); a larger k makes more spurious blocks, which merges at large n almost
+        never remove.
+    n_multiway : int, default 1
+        k-way joint proposals per iteration. Once the partition has several
+        blocks, most are no move (the ``ways`` seeds must share one block, or lie in
+        ``ways`` different blocks) and cost O(ways).
     n_gibbs_sweeps : int, default 1
         Collapsed Gibbs sweeps (:class:`Gibbs`'s kernel) after each iteration; beyond
         the paper. Steps 1-3 never empty a block and their merges need the launch to
@@ -157,6 +186,8 @@ class SubClusters(PartitionStep):
     split_proposed, split_accepted, merge_proposed, merge_accepted : int
     joint_split_proposed, joint_split_accepted, joint_merge_proposed,
     joint_merge_accepted, slice_evals : int, step 4's counts (0 without it)
+    multiway_split_proposed, multiway_split_accepted, multiway_merge_proposed,
+    multiway_merge_accepted : int, step 5's counts (0 without it)
 
     Randomness: block-level draws come from the chain's stream in a fixed order;
     every per-item draw is ``counter_uniform(key, item)``, so the draws do not
@@ -173,7 +204,7 @@ class SubClusters(PartitionStep):
     default_blocked = True
 
     def __init__(self, vars, n_proposals="auto", n_launch=5, launch="hard", n_joint=2,
-                 n_gibbs_sweeps=1, **kwargs):
+                 ways=5, n_multiway=1, n_gibbs_sweeps=1, **kwargs):
         if not isinstance(launch, str) or launch not in ("hard", "sampled"):
             raise ValueError(
                 f"SubClusters: 'launch' must be \"hard\" or \"sampled\", got {launch!r}.")
@@ -188,6 +219,12 @@ class SubClusters(PartitionStep):
                 raise type(err)(f"{err} Or \"auto\" (the default).") from None
         self.n_launch = integer_arg("n_launch", n_launch, "SubClusters", minimum=0)
         self.n_joint = integer_arg("n_joint", n_joint, "SubClusters", minimum=0)
+        self.ways = integer_arg("ways", ways, "SubClusters", minimum=0)
+        if self.ways in (1, 2):
+            raise ValueError(
+                f"SubClusters: 'ways' must be 0 (no k-way moves) or at least 3 (the "
+                f"two-way joint moves are n_joint's), got {ways}.")
+        self.n_multiway = integer_arg("n_multiway", n_multiway, "SubClusters", minimum=0)
         self.n_gibbs_sweeps = integer_arg("n_gibbs_sweeps", n_gibbs_sweeps, "SubClusters",
                                           minimum=0)
         model, value_vars = step_arguments("SubClusters", vars, kwargs.get("model"),
@@ -224,13 +261,18 @@ class SubClusters(PartitionStep):
         new_point, stats = super().step(point)
         if self._joint is None:
             return new_point, stats
-        counts = {"joint_split_proposed": 0, "joint_split_accepted": 0,
-                  "joint_merge_proposed": 0, "joint_merge_accepted": 0}
+        counts = {f"{move}_{kind}_{what}": 0 for move in ("joint", "multiway")
+                  for kind in ("split", "merge") for what in ("proposed", "accepted")}
         for _ in range(self.n_joint):
             new_point, split, accepted = self._joint.propose(new_point)
             kind = "split" if split else "merge"
             counts[f"joint_{kind}_proposed"] += 1
             counts[f"joint_{kind}_accepted"] += int(accepted)
+        for _ in range(self.n_multiway if self.ways else 0):
+            new_point, kind, accepted = self._joint.propose_multiway(new_point, self.ways)
+            if kind is not None:
+                counts[f"multiway_{kind}_proposed"] += 1
+                counts[f"multiway_{kind}_accepted"] += int(accepted)
         new_point, slice_stats = self._joint.slice.step(new_point)
         stats[0].update(counts, slice_evals=slice_stats[0]["slice_evals"])
         # The draw's summary at the new (z, hyperparameter); the container follows
@@ -296,7 +338,9 @@ class SubClusters(PartitionStep):
                                           args.data, chain.log_w, chain.order), args)
         return record(SubClustersInfo, counters(subclusters.Outcomes, outcomes),
                       joint_split_proposed=0, joint_split_accepted=0, joint_merge_proposed=0,
-                      joint_merge_accepted=0, slice_evals=0)
+                      joint_merge_accepted=0, multiway_split_proposed=0,
+                      multiway_split_accepted=0, multiway_merge_proposed=0,
+                      multiway_merge_accepted=0, slice_evals=0)
 
     def _ensure_work(self, params):
         if self._work is None:
@@ -342,7 +386,28 @@ class JointHyperparameter:
 
     With the proposal a deterministic involution given (i, j, key) and the Normal
     noise of step 3, this is Metropolis-Hastings on (z, x); the selection of (i, j)
-    is symmetric. The hyperparameter's own update each iteration is
+    is symmetric.
+
+    The k-way move (:meth:`propose_multiway`, k = ``ways``) is the same with k seeds:
+
+    1. draw k distinct items s_1, ..., s_k (a uniform ordered draw) and log u;
+    2. if they share one block, z' splits it into the k sub-clusters L(S) that
+       Lloyd's k-means (``scipy.cluster.vq.kmeans2``, ``n_launch`` rounds, Euclidean
+       on the items' data rows) launches on its items S from the centres at the
+       seeds, seed c keeping sub-cluster c; if they lie in k different blocks, z'
+       merges those blocks, and the reverse split must exist: L(S) on the union must
+       give back the k blocks (else rejected); otherwise there is no move;
+    3. - 5. as above: x' ~ q(. | z'), accept with the same ratio.
+
+    L(S) is a deterministic function of S and the ordered seeds (not of x, nor of
+    anything else in the state), so the split and the merge with the same seeds are
+    each other's reverse and the Hastings term of the partition's proposal is 0 or
+    -inf, as for two ways. Why a launch that ignores x: at the one block's x (sigma
+    near the data's scale) the sub-clusters' weights swamp the distances, and the
+    paper's update launched at x collapsed into one or two sub-clusters
+    in a prototype (10^6 points in 1-D, k = 3 to 20); k-means ignores both.
+
+    The hyperparameter's own update each iteration is
     :class:`~.HyperSlice` (built inside the step). Supported: one continuous free
     variable read only by this partition's collapsed likelihood (sigma, tau, mu0,
     ...), not by its prior (use EscobarWest or HyperSlice for alpha).
@@ -374,6 +439,10 @@ class JointHyperparameter:
         self.rng = rng
         self.slice.set_rng(rng)
         self._laplace_cache = collections.OrderedDict()
+        # the k-way launch's points: each item's data as one float64 row (read per
+        # chain: pm.set_data may have replaced them)
+        rows = self.step.target.data[0][0]
+        self.points = np.asarray(rows, dtype=np.float64).reshape(rows.shape[0], -1)
 
     def log_conditional(self, point, labels, x):
         """C(x; z) at partition ``labels``."""
@@ -468,16 +537,62 @@ class JointHyperparameter:
             if not self.reverse_split_exists(labels, j, work[6][:m], work[8][:m]):
                 return point, split, False
         # 5. the Metropolis-Hastings ratio
-        mode, sd = self.laplace(point, labels, shape)
+        new_point, accepted = self._accept(point, labels, x, new, x_new, mode_new, sd_new,
+                                           log_u)
+        return new_point, split, accepted
+
+    def _accept(self, point, labels, x, new, x_new, mode_new, sd_new, log_u):
+        """Step 5: ``(point after the test, accepted?)`` for the proposal (new, x_new),
+        x_new drawn from q(. | new) = Normal(mode_new, sd_new)."""
+        mode, sd = self.laplace(point, labels, x.shape)
         log_q_back = _log_normal(x.reshape(-1), mode, sd)
         log_q_forth = _log_normal(x_new.reshape(-1), mode_new, sd_new)
         log_ratio = (self.log_prior(point, new) + self.log_conditional(point, new, x_new)
                      - self.log_prior(point, labels) - self.log_conditional(point, labels, x)
                      + log_q_back - log_q_forth)
         if not log_u < log_ratio:
-            return point, split, False
+            return point, False
+        proposed = dict(point)
+        proposed[self.name] = x_new
         proposed[self.z] = new
-        return proposed, split, True
+        return proposed, True
+
+    def propose_multiway(self, point, k):
+        """One k-way joint proposal from ``point`` (see the class docstring):
+        ``(new point, "split" | "merge" | None, accepted?)``; None: no move."""
+        rng = self.rng
+        labels = canonicalize(point[self.z])
+        x = np.asarray(point[self.name], dtype=np.float64)
+        n = labels.shape[0]
+        if n < k:
+            return point, None, False
+        # 1. selection (an ordered uniform draw of k distinct items) and log u
+        seeds = rng.choice(n, size=k, replace=False)
+        log_u = math.log(1.0 - rng.random())
+        blocks = labels[seeds]
+        split = bool(np.all(blocks == blocks[0]))
+        if not split and np.unique(blocks).size != k:
+            return point, None, False
+        kind = "split" if split else "merge"
+        # 2. S in item order, its launch, and the proposed partition
+        members = np.flatnonzero(np.isin(labels, blocks))
+        sub = kmeans_launch(self.points[members], np.searchsorted(members, seeds),
+                            self.step.n_launch)
+        new = labels.copy()
+        if split:
+            new[members] = labels.max() + 1 + sub
+        else:
+            if not self.multiway_reverse_exists(blocks, sub, labels[members]):
+                return point, kind, False
+            new[members] = blocks[0]
+        new = canonicalize(new)
+        # 3. the hyperparameter from q(. | z'); 5. the test
+        mode_new, sd_new = self.laplace(point, new, x.shape)
+        noise = rng.standard_normal(mode_new.shape)
+        x_new = (mode_new + sd_new * noise).reshape(x.shape).astype(x.dtype)
+        new_point, accepted = self._accept(point, labels, x, new, x_new, mode_new, sd_new,
+                                           log_u)
+        return new_point, kind, accepted
 
     @staticmethod
     def reverse_split_exists(labels, j, items, sub):
@@ -485,11 +600,35 @@ class JointHyperparameter:
         are the two blocks of ``labels`` (j's block: sub-label 1)."""
         return np.array_equal(sub, (labels[items] == labels[j]).astype(sub.dtype))
 
+    @staticmethod
+    def multiway_reverse_exists(blocks, sub, member_labels):
+        """Step 2 of the k-way merge: whether the launch's sub-labels ``sub`` of the
+        union are its k blocks (sub-label c: the block ``blocks[c]`` of seed c), given
+        the union's labels ``member_labels``."""
+        return np.array_equal(blocks[sub], member_labels)
+
     def _kernel_args(self, point):
         """The kernels' ``(params, data)`` at ``point``'s hyperparameters."""
         _, _, per_lik = self.step.target.params(point)
         params, _, data = combine(per_lik, [None] * len(per_lik), self.step.target.data)
         return params, data
+
+
+def kmeans_launch(points, seed_positions, rounds):
+    """The k-way launch L(S): sub-labels (m,) int64 in 0..k-1 of the m rows ``points``
+    ((m, D) float64), from ``rounds`` (at least 1) rounds of Lloyd's k-means
+    (``scipy.cluster.vq.kmeans2``, ``minit="matrix"``) from the centres
+    ``points[seed_positions]`` ((k,) int); the seed at ``seed_positions[c]`` keeps
+    sub-label c. Deterministic: no random draw (a centre left without points stays
+    where it was, scipy's ``missing="warn"``, its warning silenced; ties go to the
+    lower sub-label)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, sub = kmeans2(points, points[seed_positions], iter=max(int(rounds), 1),
+                         minit="matrix", missing="warn", check_finite=False)
+    sub = np.asarray(sub, dtype=np.int64)
+    sub[seed_positions] = np.arange(len(seed_positions))
+    return sub
 
 
 def _log_normal(x, mean, sd):
