@@ -119,15 +119,11 @@ def run_pymc(y, method, iterations, within):
     extra = ""
     if method.startswith("subclusters"):
         s = idata.sample_stats
-        extra = (f"joint splits {int(s['joint_split_accepted'].sum())}/"
-                 f"{int(s['joint_split_proposed'].sum())}, joint merges "
-                 f"{int(s['joint_merge_accepted'].sum())}/{int(s['joint_merge_proposed'].sum())}"
-                 f", k-way splits {int(s['multiway_split_accepted'].sum())}/"
-                 f"{int(s['multiway_split_proposed'].sum())}, k-way merges "
-                 f"{int(s['multiway_merge_accepted'].sum())}/"
-                 f"{int(s['multiway_merge_proposed'].sum())}"
-                 f", splits {int(s['split_accepted'].sum())}/{int(s['split_proposed'].sum())}"
-                 f", merges {int(s['merge_accepted'].sum())}/{int(s['merge_proposed'].sum())}")
+        moves = (("joint splits", "joint_split"), ("joint merges", "joint_merge"),
+                 ("k-way splits", "multiway_split"), ("k-way merges", "multiway_merge"),
+                 ("splits", "split"), ("merges", "merge"))
+        extra = ", ".join(f"{label} {int(s[f'{key}_accepted'].sum())}/"
+                          f"{int(s[f'{key}_proposed'].sum())}" for label, key in moves)
     return idata.posterior["z"].values[0], marks - first, extra
 
 
@@ -203,32 +199,16 @@ def oracle_ari(y, truth):
     return ari(truth, nearest)
 
 
-def log_posterior_at_best_sigma(y, labels, alpha=1.0):
-    """max over sigma of log p(z) + log p(sigma) + log p(y | z, sigma) for the
-    benchmark's model (CRP(alpha), sigma ~ HalfNormal(1) on sigma's own scale,
-    CollapsedNormal with mu0 = 0, tau = 1), from the blocks' counts, sums and sums of
-    squares; and that sigma."""
+def log_posterior_at_best_sigma(logp, labels):
+    """max over sigma of the model's own log density at partition ``labels`` (``logp``:
+    ``model.compile_logp(jacobian=False)`` of :func:`model_for` with alpha fixed, so
+    log p(z) + log p(sigma) + log p(y | z, sigma) on sigma's own scale); and that
+    sigma."""
     from scipy.optimize import minimize_scalar
-    from scipy.special import gammaln
 
-    _, labels = np.unique(labels, return_inverse=True)
-    k = labels.max() + 1
-    count = np.bincount(labels, minlength=k).astype(float)
-    sums = np.stack([np.bincount(labels, y[:, c], k) for c in range(y.shape[1])], axis=1)
-    squares = np.bincount(labels, (y * y).sum(1), k)
-
-    def negative(log_sigma):
-        var = np.exp(2.0 * log_sigma)
-        precision = 1.0 + count / var  # tau = 1
-        log_lik = np.sum(-0.5 * count * y.shape[1] * np.log(2 * np.pi * var)
-                         - 0.5 * squares / var - 0.5 * y.shape[1] * np.log(precision)
-                         + 0.5 * (sums ** 2).sum(1) / var ** 2 / precision)
-        return -(log_lik - 0.5 * var)
-
-    best = minimize_scalar(negative, bounds=(-8.0, 2.0), method="bounded")
-    log_crp = (k * np.log(alpha) + gammaln(count).sum() + gammaln(alpha)
-               - gammaln(alpha + len(y)))
-    return -best.fun + log_crp, float(np.exp(best.x))
+    best = minimize_scalar(lambda log_sigma: -logp({"z": labels, "sigma_log__": log_sigma}),
+                           bounds=(-8.0, 2.0), method="bounded")
+    return -best.fun, float(np.exp(best.x))
 
 
 def landscape(n=1_000_000):
@@ -236,7 +216,8 @@ def landscape(n=1_000_000):
     posterior (sigma at its best) of splits of the one block along the true gaps,
     against the one block."""
     y, truth = gaussians(n, 1, "separated")
-    one, sigma_one = log_posterior_at_best_sigma(y, np.zeros(n, dtype=np.int64))
+    logp = model_for(y, alpha=1.0).compile_logp(jacobian=False)
+    one, sigma_one = log_posterior_at_best_sigma(logp, np.zeros(n, dtype=np.int64))
     order = np.argsort([y[truth == c, 0].mean() for c in range(10)])
     rank = np.argsort(order)[truth]  # each item's cluster's place on the line
     print(f"N = {n}, D = 1, ten separated clusters: log posterior at the best sigma, minus "
@@ -248,7 +229,7 @@ def landscape(n=1_000_000):
         for k in (3, 4, 5)]
     rows.append(("the truth", truth))
     for name, labels in rows:
-        value, sigma = log_posterior_at_best_sigma(y, labels.astype(np.int64))
+        value, sigma = log_posterior_at_best_sigma(logp, pmp.canonicalize(labels))
         print(f"| {name} | {len(np.unique(labels))} | {value - one:+,.0f} | {sigma:.3f} |")
 
 
