@@ -561,19 +561,21 @@ class JointHyperparameter:
         """One k-way joint proposal from ``point`` (see the class docstring):
         ``(new point, "split" | "merge" | None, accepted?)``; None: no move."""
         rng = self.rng
-        labels = canonicalize(point[self.z])
-        x = np.asarray(point[self.name], dtype=np.float64)
-        n = labels.shape[0]
+        n = point[self.z].shape[0]
         if n < k:
             return point, None, False
-        # 1. selection (an ordered uniform draw of k distinct items) and log u
+        # 1. selection (an ordered uniform draw of k distinct items) and log u; whether
+        # it is a move is read from the seeds' labels alone, so a no-move costs O(k)
         seeds = rng.choice(n, size=k, replace=False)
         log_u = math.log(1.0 - rng.random())
-        blocks = labels[seeds]
-        split = bool(np.all(blocks == blocks[0]))
-        if not split and np.unique(blocks).size != k:
+        seed_labels = point[self.z][seeds]
+        split = bool(np.all(seed_labels == seed_labels[0]))
+        if not split and np.unique(seed_labels).size != k:
             return point, None, False
         kind = "split" if split else "merge"
+        labels = canonicalize(point[self.z])
+        blocks = labels[seeds]
+        x = np.asarray(point[self.name], dtype=np.float64)
         # 2. S in item order, its launch, and the proposed partition
         members = np.flatnonzero(np.isin(labels, blocks))
         sub = kmeans_launch(self.points[members], np.searchsorted(members, seeds),
